@@ -1,0 +1,55 @@
+// Reads activity records for get_activity, list_activities and submit responses, with their votes
+// and the voters' user records.
+import { SigilError } from '../errors/errors.js';
+import type { ActivityRow, Repositories } from '../store/index.js';
+import { renderActivity, type UserRenderer, type Viewer } from './record.js';
+
+export class ActivityRecords {
+  constructor(
+    private readonly repos: Repositories,
+    private readonly renderUsers: UserRenderer,
+  ) {}
+
+  async render(rows: ActivityRow[], viewer?: Viewer, repos: Repositories = this.repos) {
+    const votes = await repos.activities.votes(rows.map((r) => r.id));
+    const byOrg = new Map<string, Set<string>>();
+    for (const v of votes) {
+      if (!byOrg.has(v.organization_id)) byOrg.set(v.organization_id, new Set());
+      byOrg.get(v.organization_id)!.add(v.user_id);
+    }
+    const users = new Map<string, unknown>();
+    for (const [org, ids] of byOrg) for (const [k, u] of await this.renderUsers(org, [...ids])) users.set(k, u);
+    return rows.map((r) =>
+      renderActivity(
+        r,
+        votes.filter((v) => v.activity_id === r.id),
+        users,
+        viewer,
+      ),
+    );
+  }
+
+  async get(organizationId: string, activityId: string, viewer?: Viewer) {
+    const row = await this.repos.activities.get(organizationId, activityId);
+    if (!row) return undefined;
+    return (await this.render([row], viewer))[0];
+  }
+
+  async list(
+    organizationId: string,
+    opts: { limit: number; before?: string; after?: string; statuses?: string[]; types?: string[] },
+    viewer?: Viewer,
+  ) {
+    for (const cursor of [opts.before, opts.after]) {
+      if (cursor && !(await this.repos.activities.position(organizationId, cursor))) {
+        throw new SigilError('REQUEST_INVALID', `pagination cursor ${cursor} is not an activity of this organization`);
+      }
+    }
+    const rows = await this.repos.activities.list(
+      organizationId,
+      { limit: opts.limit, before: opts.before, after: opts.after, order: 'desc' },
+      { statuses: opts.statuses, types: opts.types },
+    );
+    return this.render(rows, viewer);
+  }
+}

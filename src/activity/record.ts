@@ -1,0 +1,57 @@
+// The activity record exactly as interface-spec.md §2 and turnkey-contract.md §3 describe it:
+// id, organizationId, status, type, intent{<member>}, result{<member>}, votes, fingerprint,
+// canApprove, canReject, createdAt, updatedAt ({seconds, nanos} strings), failure when failed,
+// plus `timestampMs` and the nested copy `result.activity` the interface spec asks for.
+import type { ActivityRow, VoteRow } from '../store/index.js';
+import { ActivityStatus } from './status.js';
+
+function ts(ms: number) {
+  return { seconds: String(Math.floor(ms / 1000)), nanos: String((ms % 1000) * 1_000_000) };
+}
+
+/** Renders users (v1User) by id for the `user` field of votes; supplied by the composition root. */
+export type UserRenderer = (organizationId: string, userIds: string[]) => Promise<Map<string, unknown>>;
+
+export interface Viewer {
+  userId: string;
+}
+
+export function renderVote(v: VoteRow, users: Map<string, unknown>) {
+  return {
+    id: v.id,
+    userId: v.user_id,
+    user: users.get(v.user_id) ?? { userId: v.user_id },
+    activityId: v.activity_id,
+    selection: v.selection,
+    message: v.message,
+    publicKey: v.public_key,
+    signature: v.signature,
+    scheme: v.scheme,
+    createdAt: ts(v.created_at),
+  };
+}
+
+export function renderActivity(row: ActivityRow, votes: VoteRow[], users: Map<string, unknown>, viewer?: Viewer) {
+  const voted = viewer ? votes.some((v) => v.user_id === viewer.userId) : true;
+  const open = row.status === ActivityStatus.CONSENSUS_NEEDED;
+  const record: Record<string, unknown> = {
+    id: row.id,
+    organizationId: row.organization_id,
+    status: row.status,
+    type: row.type,
+    intent: JSON.parse(row.intent),
+    result: row.result ? JSON.parse(row.result) : {},
+    votes: votes.map((v) => renderVote(v, users)),
+    appProofs: [],
+    fingerprint: row.fingerprint,
+    canApprove: open && !voted,
+    canReject: open && !voted,
+    createdAt: ts(row.created_at),
+    updatedAt: ts(row.updated_at),
+    timestampMs: String(row.created_at),
+  };
+  if (row.failure) record.failure = JSON.parse(row.failure);
+  // The second copy lives beside the result member; it is a plain copy without its own nesting.
+  record.result = { ...(record.result as object), activity: { ...record } };
+  return record;
+}

@@ -1,0 +1,212 @@
+// Request stamps: the `X-Stamp` header (base64url of JSON {publicKey, scheme, signature}) and the
+// `X-Stamp-Webauthn` header (plain JSON), as the official SDK produces them (turnkey-contract.md
+// §1.1-1.3). Verification always runs over the raw body bytes as received, never a re-serialization.
+// DER signatures are parsed leniently (non-minimal integers accepted, no low-S rule), because the
+// SDK's wallet stamper emits non-minimal DER and Node/WebCrypto may emit high-S (contract Traps 4).
+import { createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { SigilError } from '../errors/errors.js';
+
+export const STAMP_SCHEMES = [
+  'SIGNATURE_SCHEME_TK_API_P256',
+  'SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191',
+  'SIGNATURE_SCHEME_TK_API_ED25519',
+] as const;
+export type StampScheme = (typeof STAMP_SCHEMES)[number];
+
+/** The credential type an API key of each scheme is registered with. */
+export const SCHEME_CURVE: Record<StampScheme, string> = {
+  SIGNATURE_SCHEME_TK_API_P256: 'API_KEY_CURVE_P256',
+  SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191: 'API_KEY_CURVE_SECP256K1',
+  SIGNATURE_SCHEME_TK_API_ED25519: 'API_KEY_CURVE_ED25519',
+};
+
+export interface ApiKeyStamp {
+  kind: 'api_key';
+  publicKey: string;
+  scheme: StampScheme;
+  signature: string;
+}
+
+export interface WebauthnStamp {
+  kind: 'webauthn';
+  authenticatorData: string;
+  clientDataJson: string;
+  credentialId: string;
+  signature: string;
+}
+
+export type Stamp = ApiKeyStamp | WebauthnStamp;
+
+const malformed = (message = 'malformed activity stamp') => new SigilError('SIGNATURE_INVALID', message);
+
+function isHex(s: unknown, bytes?: number): s is string {
+  return typeof s === 'string' && /^[0-9a-fA-F]*$/.test(s) && s.length % 2 === 0 && (bytes === undefined || s.length === bytes * 2);
+}
+
+/** Reads the stamp headers of a request; throws the SDK-visible errors for missing or malformed stamps. */
+export function parseStamp(headers: Record<string, string | string[] | undefined>): Stamp {
+  // Node lowercases header names, so X-Stamp-Webauthn and X-Stamp-WebAuthn arrive as one name.
+  const apiStamp = headers['x-stamp'];
+  const webauthnStamp = headers['x-stamp-webauthn'];
+  if (typeof apiStamp === 'string' && apiStamp !== '') return parseApiKeyStamp(apiStamp);
+  if (typeof webauthnStamp === 'string' && webauthnStamp !== '') return parseWebauthnStamp(webauthnStamp);
+  throw new SigilError(
+    'SIGNATURE_MISSING',
+    'cannot authenticate public API activity request without a stamp (X-Stamp/X-Stamp-Webauthn header)',
+  );
+}
+
+function parseApiKeyStamp(value: string): ApiKeyStamp {
+  let parsed: Record<string, unknown>;
+  try {
+    const json = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8');
+    parsed = JSON.parse(json);
+  } catch {
+    throw malformed('could not extract api key stamp: the X-Stamp header is not base64url-encoded JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object') throw malformed('could not extract api key stamp');
+  const { publicKey, scheme, signature } = parsed;
+  if (!STAMP_SCHEMES.includes(scheme as StampScheme)) {
+    throw malformed(`could not extract api key stamp: unsupported signature scheme ${JSON.stringify(scheme)}`);
+  }
+  if (!isHex(publicKey) || publicKey.length === 0 || !isHex(signature) || signature.length === 0) {
+    throw malformed('could not extract api key stamp: publicKey and signature must be hex strings');
+  }
+  return { kind: 'api_key', publicKey: publicKey.toLowerCase(), scheme: scheme as StampScheme, signature: signature.toLowerCase() };
+}
+
+function parseWebauthnStamp(value: string): WebauthnStamp {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw malformed('could not extract webauthn stamp: the X-Stamp-Webauthn header is not JSON');
+  }
+  const { authenticatorData, clientDataJson, credentialId, signature } = parsed ?? {};
+  for (const [k, v] of Object.entries({ authenticatorData, clientDataJson, credentialId, signature })) {
+    if (typeof v !== 'string' || v === '') throw malformed(`could not extract webauthn stamp: missing ${k}`);
+  }
+  return {
+    kind: 'webauthn',
+    authenticatorData: authenticatorData as string,
+    clientDataJson: clientDataJson as string,
+    credentialId: credentialId as string,
+    signature: signature as string,
+  };
+}
+
+/** Parses a DER ECDSA signature leniently into 32-byte r and s. Returns undefined when unparseable. */
+export function parseDerSignature(der: Uint8Array): { r: Uint8Array; s: Uint8Array } | undefined {
+  let i = 0;
+  const byte = () => (i < der.length ? der[i++] : -1);
+  if (byte() !== 0x30) return undefined;
+  let seqLen = byte();
+  if (seqLen === 0x81) seqLen = byte();
+  if (seqLen < 0 || i + seqLen !== der.length) return undefined;
+  const int = (): Uint8Array | undefined => {
+    if (byte() !== 0x02) return undefined;
+    const len = byte();
+    if (len <= 0 || i + len > der.length) return undefined;
+    let v = der.subarray(i, i + len);
+    i += len;
+    while (v.length > 0 && v[0] === 0) v = v.subarray(1); // tolerate non-minimal leading zeros
+    if (v.length > 32) return undefined;
+    const out = new Uint8Array(32);
+    out.set(v, 32 - v.length);
+    return out;
+  };
+  const r = int();
+  const s = int();
+  if (!r || !s || i !== der.length) return undefined;
+  return { r, s };
+}
+
+const P256_SPKI_COMPRESSED = Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex');
+const P256_SPKI_UNCOMPRESSED = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
+
+// Verifying keys are cached: importing a key costs more than verifying with it.
+const keyCache = new Map<string, KeyObject>();
+const KEY_CACHE_MAX = 10_000;
+
+function cachedKey(cacheKey: string, make: () => KeyObject): KeyObject {
+  let k = keyCache.get(cacheKey);
+  if (!k) {
+    k = make();
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.delete(keyCache.keys().next().value as string);
+    keyCache.set(cacheKey, k);
+  }
+  return k;
+}
+
+/** ECDSA P-256/SHA-256 over `message`; signature DER (lenient) or raw r‖s. */
+export function verifyP256(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  const pub = Buffer.from(publicKeyHex, 'hex');
+  const prefix = pub.length === 33 ? P256_SPKI_COMPRESSED : pub.length === 65 ? P256_SPKI_UNCOMPRESSED : undefined;
+  if (!prefix) return false;
+  let key: KeyObject;
+  try {
+    key = cachedKey(`p256:${publicKeyHex}`, () =>
+      createPublicKey({ key: Buffer.concat([prefix, pub]), format: 'der', type: 'spki' }),
+    );
+  } catch {
+    return false;
+  }
+  let raw: Uint8Array;
+  if (signature.length === 64) raw = signature;
+  else {
+    const rs = parseDerSignature(signature);
+    if (!rs) return false;
+    raw = Buffer.concat([rs.r, rs.s]);
+  }
+  return nodeVerify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw);
+}
+
+function verifyEd25519(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  const pub = Buffer.from(publicKeyHex, 'hex');
+  if (pub.length !== 32 || signature.length !== 64) return false;
+  try {
+    const key = cachedKey(`ed25519:${publicKeyHex}`, () =>
+      createPublicKey({ key: Buffer.concat([ED25519_SPKI, pub]), format: 'der', type: 'spki' }),
+    );
+    return nodeVerify(null, message, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/** EIP-191 personal_sign: keccak256("\x19Ethereum Signed Message:\n" + len + body), secp256k1, v dropped. */
+function verifyEip191(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  const rs = parseDerSignature(signature);
+  if (!rs) return false;
+  const prefix = Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`, 'utf8');
+  const digest = keccak_256(Buffer.concat([prefix, message]));
+  try {
+    return secp256k1.verify(Buffer.concat([rs.r, rs.s]), digest, Buffer.from(publicKeyHex, 'hex'), {
+      prehash: false,
+      lowS: false,
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Verifies an API key stamp over the raw body; throws the SDK-visible error when it does not hold. */
+export function verifyApiKeyStamp(stamp: ApiKeyStamp, rawBody: Uint8Array): void {
+  const sig = Buffer.from(stamp.signature, 'hex');
+  let ok: boolean;
+  switch (stamp.scheme) {
+    case 'SIGNATURE_SCHEME_TK_API_P256':
+      ok = verifyP256(stamp.publicKey, rawBody, sig);
+      break;
+    case 'SIGNATURE_SCHEME_TK_API_ED25519':
+      ok = verifyEd25519(stamp.publicKey, rawBody, sig);
+      break;
+    case 'SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191':
+      ok = verifyEip191(stamp.publicKey, rawBody, sig);
+      break;
+  }
+  if (!ok) throw new SigilError('SIGNATURE_INVALID', 'could not verify api key signature');
+}

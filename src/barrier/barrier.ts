@@ -1,0 +1,64 @@
+// The barrier: the one place secrets are sealed and opened (after Vault's security barrier,
+// model-codebases.md §1). A random data key seals every secret with AES-256-GCM; the data key is
+// itself sealed by the master key and kept in the database. Each ciphertext's additional data names
+// the table, row and column it belongs to, so a ciphertext copied to another row never opens.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+const DATA_KEY_AAD = Buffer.from('sigil:barrier:data-key:v1');
+
+export interface SealedLocation {
+  table: string;
+  rowId: string;
+  column: string;
+}
+
+function aadOf(loc: SealedLocation): Buffer {
+  return Buffer.from(`sigil:${loc.table}:${loc.rowId}:${loc.column}`);
+}
+
+function seal(key: Buffer, plaintext: Uint8Array, aad: Buffer): string {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(aad);
+  const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return `${VERSION}:${Buffer.concat([nonce, ct, cipher.getAuthTag()]).toString('base64')}`;
+}
+
+function open(key: Buffer, sealed: string, aad: Buffer): Buffer {
+  const [version, body] = sealed.split(':', 2);
+  if (version !== VERSION || !body) throw new Error('barrier: unknown ciphertext format');
+  const raw = Buffer.from(body, 'base64');
+  if (raw.length < 28) throw new Error('barrier: ciphertext too short');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAAD(aad);
+  decipher.setAuthTag(raw.subarray(raw.length - 16));
+  return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+}
+
+export class Barrier {
+  private constructor(private readonly dataKey: Buffer) {}
+
+  /** A new deployment: a fresh data key and its wrapped form to store. */
+  static create(masterKey: Buffer): { barrier: Barrier; wrappedDataKey: string } {
+    const dataKey = randomBytes(32);
+    return { barrier: new Barrier(dataKey), wrappedDataKey: seal(masterKey, dataKey, DATA_KEY_AAD) };
+  }
+
+  /** Unseals with the stored wrapped data key; a wrong master key fails here, clearly. */
+  static unseal(masterKey: Buffer, wrappedDataKey: string): Barrier {
+    try {
+      return new Barrier(open(masterKey, wrappedDataKey, DATA_KEY_AAD));
+    } catch {
+      throw new Error('the master key does not open this deployment (wrong SIGIL_MASTER_KEY or master.key file)');
+    }
+  }
+
+  seal(plaintext: Uint8Array, loc: SealedLocation): string {
+    return seal(this.dataKey, plaintext, aadOf(loc));
+  }
+
+  open(sealed: string, loc: SealedLocation): Buffer {
+    return open(this.dataKey, sealed, aadOf(loc));
+  }
+}

@@ -1,0 +1,86 @@
+// Composition root of a serving process: opens the store, unseals the barrier, loads the deployment
+// signer, wires the registry, pipeline and both HTTP servers, and closes them in order on shutdown.
+import { readFileSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { ActivityRecords } from '../activity/reader.js';
+import { loadMasterKey } from '../barrier/master-key.js';
+import type { Config } from '../config/config.js';
+import type { Services } from '../domain/context.js';
+import { loadDeployment } from '../domain/deployment.js';
+import { userRecords } from '../domain/users.js';
+import { authProxyServer } from '../http/auth-proxy.js';
+import { publicApiServer } from '../http/public-api.js';
+import { Registry } from '../operations/registry.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { Store } from '../store/index.js';
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+export function makeLogger(level: string): Logger {
+  // Logs go to stderr as JSON lines; stdout carries only what the CLI prints for people and scripts.
+  return pino({ level, base: { service: 'sigil' } }, pino.destination(2));
+}
+
+export interface RunningApp {
+  publicUrl: string;
+  authProxyUrl: string;
+  close(): Promise<void>;
+}
+
+function urlOf(app: { server: { address(): unknown } }, host: string): string {
+  const addr = app.server.address() as { port: number } | string | null;
+  if (!addr || typeof addr === 'string') throw new Error('server has no TCP address');
+  const h = host.includes(':') ? `[${host}]` : host;
+  return `http://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}`;
+}
+
+export async function startApp(config: Config, logger: Logger): Promise<RunningApp> {
+  const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+    const deployment = await loadDeployment(store.repos, masterKey);
+    masterKey.fill(0);
+    const registry = new Registry();
+    const records = new ActivityRecords(store.repos, async (orgId, ids) => {
+      const rows = await store.repos.users.getMany(orgId, ids);
+      const rendered = await userRecords(store.repos, orgId, rows);
+      return new Map(rendered.map((u) => [u.userId, u]));
+    });
+    const services: Services = {
+      barrier: deployment.barrier,
+      signer: deployment.signer,
+      activities: {
+        get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
+        list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
+      },
+    };
+    const pipeline = new Pipeline({ store, registry, config, services, records });
+    const ready = () => store.ping();
+    const api = await publicApiServer({
+      pipeline,
+      logger,
+      bodyLimitBytes: config.bodyLimitBytes,
+      signerPublicKey: deployment.signer.publicKey,
+      version: VERSION,
+      ready,
+    });
+    const proxy = await authProxyServer({ logger, bodyLimitBytes: config.bodyLimitBytes, ready });
+    await api.listen({ host: config.host, port: config.port });
+    await proxy.listen({ host: config.host, port: config.authProxyPort });
+    logger.info({ store: store.dialect, location: store.location }, 'sigil started');
+    return {
+      publicUrl: urlOf(api, config.host),
+      authProxyUrl: urlOf(proxy, config.host),
+      close: async () => {
+        // Stop accepting, let in-flight requests finish, then release the database.
+        await Promise.all([api.close(), proxy.close()]);
+        await store.close();
+      },
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}

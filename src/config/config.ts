@@ -1,0 +1,61 @@
+// Typed configuration of a Sigil process, from command-line flags and the environment
+// (SIGIL_* and DATABASE_URL). Flags win over the environment, the environment over defaults.
+// Nothing else in src reads process.env: the CLI builds a Config and hands it down.
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** Where the embedded database, the master key file and the dev outbox live. */
+  dataDir: string;
+  /** `postgres://…` selects PostgreSQL; absent means embedded SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  /** Hex or base64 of 32 bytes; when absent the key file `<dataDir>/master.key` is used. */
+  masterKey: string | undefined;
+  host: string;
+  port: number;
+  authProxyPort: number;
+  /** Request bodies above this many bytes are refused before parsing. */
+  bodyLimitBytes: number;
+  /** Liveness window of `timestampMs` (turnkey-contract.md §2.2; DESIGN.md pipeline). */
+  maxRequestAgeMs: number;
+  maxRequestFutureMs: number;
+  logLevel: string;
+}
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8080,
+  authProxyPort: 8081,
+  bodyLimitBytes: 2 * 1024 * 1024,
+  maxRequestAgeMs: 60 * 60 * 1000,
+  maxRequestFutureMs: 5 * 60 * 1000,
+  logLevel: 'info',
+};
+
+function str(v: string | boolean | undefined): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function int(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return n;
+}
+
+export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
+  const dataDir = str(flags['data-dir']) ?? env.SIGIL_DATA_DIR ?? './.sigil-data';
+  return {
+    dataDir: resolve(dataDir),
+    databaseUrl: str(flags['database-url']) ?? (env.DATABASE_URL || undefined),
+    masterKey: env.SIGIL_MASTER_KEY || undefined,
+    host: str(flags.host) ?? env.SIGIL_HOST ?? DEFAULTS.host,
+    port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),
+    authProxyPort: int('--auth-proxy-port', str(flags['auth-proxy-port']) ?? env.SIGIL_AUTH_PROXY_PORT, DEFAULTS.authProxyPort),
+    bodyLimitBytes: int('SIGIL_BODY_LIMIT_BYTES', env.SIGIL_BODY_LIMIT_BYTES, DEFAULTS.bodyLimitBytes),
+    maxRequestAgeMs: DEFAULTS.maxRequestAgeMs,
+    maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
+    logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
+  };
+}

@@ -1,0 +1,22 @@
+// Shapes shared by the records Sigil returns: the timestamp object `{seconds, nanos}` with both
+// values as strings (interface-spec.md §2, turnkey-contract.md §3 "Numeric encoding").
+import { invalid } from '../errors/errors.js';
+
+export interface TimestampObject {
+  seconds: string;
+  nanos: string;
+}
+
+export function timestamp(ms: number): TimestampObject {
+  return { seconds: String(Math.floor(ms / 1000)), nanos: String((ms % 1000) * 1_000_000) };
+}
+
+/** Default and bounds of `paginationOptions.limit` (interface-spec.md §4.6, §8). */
+export function pageLimit(limit: string | undefined): number {
+  if (limit === undefined || limit === '') return 10;
+  const n = Number(limit);
+  if (!Number.isInteger(n) || n < 1 || n > 100) {
+    throw invalid(`paginationOptions.limit must be an integer from 1 to 100, got "${limit}"`);
+  }
+  return n;
+}

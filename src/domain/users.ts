@@ -1,0 +1,150 @@
+// Users: creation with their credentials, updates, deletion, and the v1User record
+// (interface-spec.md §4.3; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
+import { SigilError, invalid, notFound } from '../errors/errors.js';
+import type { Repositories, UserRow } from '../store/index.js';
+import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
+import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import { timestamp, type TimestampObject } from './records.js';
+import type { ActivityContext } from './context.js';
+
+export interface UserParams {
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  apiKeys: ApiKeyParams[];
+  authenticators?: unknown[];
+  oauthProviders?: unknown[];
+  userTags?: string[];
+}
+
+export interface UserRecord {
+  userId: string;
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  authenticators: unknown[];
+  apiKeys: ApiKeyRecord[];
+  userTags: string[];
+  oauthProviders: unknown[];
+  createdAt: TimestampObject;
+  updatedAt: TimestampObject;
+  mfaPolicies: unknown[];
+}
+
+export async function requireUser(repos: Repositories, organizationId: string, userId: string): Promise<UserRow> {
+  const user = await repos.users.get(organizationId, userId);
+  if (!user) throw notFound(`user not found: ${userId} is not a user of organization ${organizationId}`);
+  return user;
+}
+
+async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
+  const unique = [...new Set(tagIds)];
+  const found = await repos.userTags.getMany(organizationId, unique);
+  if (found.length !== unique.length) {
+    const have = new Set(found.map((t) => t.id));
+    throw notFound(`${field}: user tag not found: ${unique.filter((t) => !have.has(t)).join(', ')}`);
+  }
+  return unique;
+}
+
+/** Creates users with their API keys and tags; all or nothing (the caller's transaction). */
+export async function createUsers(ctx: ActivityContext, users: UserParams[]): Promise<string[]> {
+  if (users.length === 0) throw invalid('users must list at least one user');
+  const orgId = ctx.organization.id;
+  const ids: string[] = [];
+  for (const [i, u] of users.entries()) {
+    const field = `users[${i}]`;
+    checkName(u.userName, `${field}.userName`);
+    if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
+    if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
+    if ((u.authenticators?.length ?? 0) > 0) {
+      throw invalid(`${field}.authenticators: passkey registration is not available in this Sigil version; register API keys instead`);
+    }
+    if ((u.oauthProviders?.length ?? 0) > 0) {
+      throw invalid(`${field}.oauthProviders: OAuth providers are not available in this Sigil version`);
+    }
+    if (u.apiKeys.length === 0 && !u.userEmail && !u.userPhoneNumber) {
+      throw invalid(`${field}: a user needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
+    }
+    const tags = await requireTags(ctx.repos, orgId, u.userTags ?? [], `${field}.userTags`);
+    const userId = ctx.newId();
+    await ctx.repos.users.insert({
+      id: userId,
+      organization_id: orgId,
+      user_name: u.userName,
+      user_email: u.userEmail || null,
+      user_phone_number: u.userPhoneNumber || null,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    });
+    await insertApiKeys(ctx.repos, orgId, buildApiKeyRows(orgId, userId, u.apiKeys, ctx.now, ctx.newId));
+    await ctx.repos.users.setTags(orgId, userId, tags);
+    ids.push(userId);
+  }
+  return ids;
+}
+
+export interface UserChanges {
+  userName?: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  userTagIds?: string[];
+}
+
+/** Applies the given changes; an empty email or phone number removes it (interface-spec.md §4.3). */
+export async function updateUser(ctx: ActivityContext, userId: string, changes: UserChanges): Promise<void> {
+  const orgId = ctx.organization.id;
+  await requireUser(ctx.repos, orgId, userId);
+  const set: { user_name?: string; user_email?: string | null; user_phone_number?: string | null } = {};
+  if (changes.userName !== undefined) set.user_name = checkName(changes.userName, 'userName');
+  if (changes.userEmail !== undefined) set.user_email = changes.userEmail === '' ? null : checkEmail(changes.userEmail);
+  if (changes.userPhoneNumber !== undefined) {
+    set.user_phone_number = changes.userPhoneNumber === '' ? null : checkPhoneNumber(changes.userPhoneNumber);
+  }
+  if (changes.userTagIds !== undefined) {
+    const tags = await requireTags(ctx.repos, orgId, changes.userTagIds, 'userTagIds');
+    await ctx.repos.users.setTags(orgId, userId, tags);
+  }
+  await ctx.repos.users.update(orgId, userId, set, ctx.now);
+}
+
+export async function deleteUsers(ctx: ActivityContext, userIds: string[]): Promise<string[]> {
+  if (userIds.length === 0) throw invalid('userIds must list at least one user');
+  const orgId = ctx.organization.id;
+  const unique = [...new Set(userIds)];
+  const found = await ctx.repos.users.getMany(orgId, unique);
+  if (found.length !== unique.length) {
+    const have = new Set(found.map((u) => u.id));
+    throw notFound(`user not found: ${unique.filter((u) => !have.has(u)).join(', ')}`);
+  }
+  const quorum = new Set(await ctx.repos.organizations.rootQuorumUserIds(orgId));
+  const inQuorum = unique.filter((u) => quorum.has(u));
+  if (inQuorum.length > 0) {
+    // turnkey-semantics.md §2: a root quorum member must be removed from the quorum first.
+    throw new SigilError(
+      'REQUEST_INVALID',
+      `quorum users missing: ${inQuorum.join(', ')} ${inQuorum.length === 1 ? 'is a member' : 'are members'} of the root quorum; update the root quorum before deleting`,
+    );
+  }
+  await ctx.repos.users.delete(orgId, unique);
+  return unique;
+}
+
+/** Renders users as v1User records with their API keys and tags, in the order given. */
+export async function userRecords(repos: Repositories, organizationId: string, rows: UserRow[]): Promise<UserRecord[]> {
+  const ids = rows.map((r) => r.id);
+  const [keys, tags] = await Promise.all([repos.apiKeys.listForUsers(organizationId, ids), repos.users.tagIds(ids)]);
+  return rows.map((u) => ({
+    userId: u.id,
+    userName: u.user_name,
+    ...(u.user_email !== null ? { userEmail: u.user_email } : {}),
+    ...(u.user_phone_number !== null ? { userPhoneNumber: u.user_phone_number } : {}),
+    authenticators: [],
+    apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyRecord),
+    userTags: tags.get(u.id) ?? [],
+    oauthProviders: [],
+    createdAt: timestamp(u.created_at),
+    updatedAt: timestamp(u.updated_at),
+    mfaPolicies: [],
+  }));
+}

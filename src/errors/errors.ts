@@ -1,0 +1,106 @@
+// Errors as data: every refusal Sigil sends is a SigilError carrying a Turnkey error code
+// (`turnkeyErrorCode`, turnkey-semantics.md §8), the gRPC code the Turnkey SDK reads as `code`,
+// and the HTTP status. The mapping lives here once; src/http turns a SigilError into the JSON body
+// `{code, message, details:[{"@type":"type.googleapis.com/errors.v1.TurnkeyErrorDetail",turnkeyErrorCode}]}`
+// (turnkey-contract.md §2.4). Messages that SDKs match on are kept verbatim.
+
+/** gRPC status codes (google.rpc.Code) as the Turnkey SDK surfaces them in `Turnkey error <code>`. */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+interface ErrorKind {
+  grpc: number;
+  http: number;
+}
+
+/** turnkeyErrorCode → transport codes. Names verbatim from the reference service. */
+export const ERROR_KINDS = {
+  REQUEST_INVALID: { grpc: GrpcCode.INVALID_ARGUMENT, http: 400 },
+  INVALID_TIME: { grpc: GrpcCode.INVALID_ARGUMENT, http: 400 },
+  INVALID_ORGANIZATION_ID: { grpc: GrpcCode.INVALID_ARGUMENT, http: 400 },
+  INVALID_EMAIL: { grpc: GrpcCode.INVALID_ARGUMENT, http: 400 },
+  INVALID_ACTIVITY_CALLER: { grpc: GrpcCode.INVALID_ARGUMENT, http: 400 },
+  ORGANIZATION_NOT_FOUND: { grpc: GrpcCode.NOT_FOUND, http: 404 },
+  NOT_FOUND: { grpc: GrpcCode.NOT_FOUND, http: 404 },
+  UNIMPLEMENTED: { grpc: GrpcCode.UNIMPLEMENTED, http: 404 },
+  SIGNATURE_MISSING: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  SIGNATURE_INVALID: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  PUBLIC_KEY_NOT_FOUND: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  CREDENTIAL_NOT_FOUND: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  CREDENTIAL_CONFLICT: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  API_KEY_EXPIRED: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  UNAUTHENTICATED: { grpc: GrpcCode.UNAUTHENTICATED, http: 401 },
+  REQUEST_NOT_AUTHORIZED: { grpc: GrpcCode.PERMISSION_DENIED, http: 403 },
+  FORBIDDEN: { grpc: GrpcCode.PERMISSION_DENIED, http: 403 },
+  CONFLICT: { grpc: GrpcCode.ALREADY_EXISTS, http: 409 },
+  RATE_LIMIT_EXCEEDED: { grpc: GrpcCode.RESOURCE_EXHAUSTED, http: 429 },
+  BODY_TOO_LARGE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 413 },
+  INTERNAL: { grpc: GrpcCode.INTERNAL, http: 500 },
+} as const satisfies Record<string, ErrorKind>;
+
+export type TurnkeyErrorCode = keyof typeof ERROR_KINDS;
+
+/** A detail entry of the error body (protobufAny in the swagger). */
+export type ErrorDetail = { '@type': string; [k: string]: unknown };
+
+export class SigilError extends Error {
+  readonly turnkeyErrorCode: TurnkeyErrorCode;
+  readonly grpcCode: number;
+  readonly httpStatus: number;
+  readonly extraDetails: ErrorDetail[];
+  /** Policy denial is sent with `details: []` exactly (turnkey-contract.md Traps 10). */
+  readonly bareDetails: boolean;
+
+  constructor(
+    code: TurnkeyErrorCode,
+    message: string,
+    opts: { details?: ErrorDetail[]; grpc?: number; http?: number; bareDetails?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'SigilError';
+    this.turnkeyErrorCode = code;
+    this.grpcCode = opts.grpc ?? ERROR_KINDS[code].grpc;
+    this.httpStatus = opts.http ?? ERROR_KINDS[code].http;
+    this.extraDetails = opts.details ?? [];
+    this.bareDetails = opts.bareDetails ?? false;
+  }
+
+  toBody(): { code: number; message: string; details: ErrorDetail[] } {
+    const details: ErrorDetail[] = this.bareDetails
+      ? []
+      : [
+          { '@type': 'type.googleapis.com/errors.v1.TurnkeyErrorDetail', turnkeyErrorCode: this.turnkeyErrorCode },
+          ...this.extraDetails,
+        ];
+    return { code: this.grpcCode, message: this.message, details };
+  }
+}
+
+/** Shorthands for the errors raised most often; they keep call sites to one line. */
+export const invalid = (message: string, details?: ErrorDetail[]) =>
+  new SigilError('REQUEST_INVALID', message, { details });
+export const notFound = (message: string) => new SigilError('NOT_FOUND', message);
+export const notAuthorized = (message = 'request not authorized') => new SigilError('REQUEST_NOT_AUTHORIZED', message);
+
+/** A field-level violation in the google.rpc.BadRequest detail the SDK tests show. */
+export function badRequestDetail(violations: { field: string; description: string }[]): ErrorDetail {
+  return { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations };
+}
+
+/** Anything that is not a SigilError becomes an opaque internal error with an id the logs carry. */
+export function internalError(errorId: string): SigilError {
+  return new SigilError('INTERNAL', `internal server error (${errorId})`);
+}

@@ -1,0 +1,108 @@
+// The public API server (Fastify): POST /public/v1/{submit,query}/<operation> handed to the one
+// pipeline with the raw body bytes, CORS for every header the SDKs send (turnkey-contract.md §2.1),
+// JSON errors for everything including unknown paths and oversized bodies, health endpoints, and
+// the deployment's signer key at /.well-known/sigil.json. It never redirects (contract Traps 13).
+import Fastify from 'fastify';
+import cors from '@fastify/cors';
+import type { Logger } from 'pino';
+import { SigilError } from '../errors/errors.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import { toSigilError } from './errors.js';
+
+export const CORS_HEADERS = [
+  'Content-Type',
+  'X-Stamp',
+  'X-Stamp-Webauthn',
+  'X-Stamp-Attested',
+  'X-Client-Version',
+  'X-Session',
+  'X-Auth-Proxy-Config-ID',
+  'X-Captcha-Token',
+];
+
+export interface PublicApiOptions {
+  pipeline: Pipeline;
+  logger: Logger;
+  bodyLimitBytes: number;
+  signerPublicKey: string;
+  version: string;
+  ready: () => Promise<void>;
+}
+
+/** Shared set-up of both servers: raw-body parsing, CORS, JSON errors, 404s, health. */
+export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number; ready: () => Promise<void> }) {
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    disableRequestLogging: true,
+    bodyLimit: opts.bodyLimitBytes,
+    ignoreTrailingSlash: false,
+    return503OnClosing: true,
+    requestIdHeader: 'x-request-id',
+  });
+  await app.register(cors, {
+    origin: true,
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: CORS_HEADERS,
+    maxAge: 86400,
+  });
+  // Every body arrives as bytes: stamps are verified over exactly what was sent.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = toSigilError(err, req.log);
+    const body =
+      e.turnkeyErrorCode === 'BODY_TOO_LARGE'
+        ? new SigilError('BODY_TOO_LARGE', `request body too large: the limit is ${opts.bodyLimitBytes} bytes`).toBody()
+        : e.toBody();
+    reply.status(e.httpStatus).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const e = new SigilError('NOT_FOUND', `no such endpoint: ${req.method} ${req.url.split('?')[0]}`);
+    reply.status(404).send(e.toBody());
+  });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await opts.ready();
+      return { status: 'ready' };
+    } catch {
+      return reply.status(503).send({ status: 'unavailable' });
+    }
+  });
+  return app;
+}
+
+export async function publicApiServer(opts: PublicApiOptions) {
+  const app = await baseServer(opts);
+  app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, version: opts.version }));
+
+  app.post<{ Params: { kind: string; operation: string } }>('/public/v1/:kind/:operation', async (req, reply) => {
+    const { kind, operation } = req.params;
+    if (kind !== 'submit' && kind !== 'query') {
+      throw new SigilError('NOT_FOUND', `no such endpoint: POST /public/v1/${kind}/${operation}`);
+    }
+    const started = process.hrtime.bigint();
+    let status = 200;
+    let log: Record<string, unknown> = { operation };
+    try {
+      const res = await opts.pipeline.handle({
+        kind,
+        operation,
+        rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        headers: req.headers,
+      });
+      log = res.log;
+      return reply.send(res.body);
+    } catch (err) {
+      const e = toSigilError(err, req.log);
+      status = e.httpStatus;
+      log = { ...log, error: e.turnkeyErrorCode };
+      return reply.status(e.httpStatus).send(e.toBody());
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      req.log.info({ kind, ...log, httpStatus: status, ms: Math.round(ms * 100) / 100 }, 'request');
+    }
+  });
+  return app;
+}

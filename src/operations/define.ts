@@ -1,0 +1,49 @@
+// Operations are data (DESIGN.md "An operation is data"): each declares its path segment, type
+// values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
+// The pipeline reads these fields; it never branches on an operation's name.
+import type { ActivityContext, OperationContext } from '../domain/context.js';
+
+/** How an activity is authorized before the policy engine has its say (turnkey-semantics.md §1.4, §2). */
+export type Authorization =
+  /** Root quorum, or (later) a policy that allows it. */
+  | 'policy'
+  /** Only the root quorum may run it; no policy can allow it (update_root_quorum, update_organization_name…). */
+  | 'root_quorum_only';
+
+export interface ActivityDeclaration<P = any, R = any> {
+  kind: 'activity';
+  /** Path segment under /public/v1/submit/. */
+  path: string;
+  /** The current type value, verbatim. Its intent member and parameter schema follow by convention. */
+  type: string;
+  /** Older type values still accepted on this path (turnkey-contract.md Traps 11). */
+  aliases?: string[];
+  /** The v1Result member the result is returned under. */
+  result: string;
+  /** What the policy engine sees as activity.resource / activity.action. */
+  policy: { resource: string; action: string };
+  authorization?: Authorization;
+  /** Parameter fields never logged or stored in plaintext. */
+  secretFields?: string[];
+  /** Signing and auth activities answer COMPLETED in the submit response itself. */
+  execute(ctx: ActivityContext, params: P): Promise<R>;
+}
+
+export interface QueryDeclaration<B = any, R = any> {
+  kind: 'query';
+  /** Path segment under /public/v1/query/. */
+  path: string;
+  /** The swagger request definition, or an inline JSON schema for paths the swagger lacks. */
+  request: string | Record<string, unknown>;
+  execute(ctx: OperationContext, body: B): Promise<R>;
+}
+
+export type Declaration = ActivityDeclaration | QueryDeclaration;
+
+export function defineActivity<P, R>(d: Omit<ActivityDeclaration<P, R>, 'kind'>): ActivityDeclaration<P, R> {
+  return { kind: 'activity', ...d };
+}
+
+export function defineQuery<B, R>(d: Omit<QueryDeclaration<B, R>, 'kind'>): QueryDeclaration<B, R> {
+  return { kind: 'query', ...d };
+}

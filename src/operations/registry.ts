@@ -1,0 +1,69 @@
+// The registry: every operation Sigil serves, checked once at start-up (unique paths and type
+// values; intent, parameter and result names that exist in the API schema). The pipeline finds an
+// operation here by path and never by a switch on names.
+import { definitions, hasDefinition, intentDefinitionOf, intentMemberOf } from '../schemas/index.js';
+import type { ActivityDeclaration, Declaration, QueryDeclaration } from './define.js';
+import * as activities from './activities.js';
+import * as apiKeys from './api-keys.js';
+import * as organizations from './organizations.js';
+import * as userTags from './user-tags.js';
+import * as users from './users.js';
+
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, organizations, userTags, users];
+
+function collect(): Declaration[] {
+  const out: Declaration[] = [];
+  for (const mod of MODULES) {
+    for (const value of Object.values(mod)) {
+      if (value && typeof value === 'object' && 'kind' in value && 'path' in value) out.push(value as Declaration);
+    }
+  }
+  return out;
+}
+
+/** An activity type value accepted on a path, with the intent member and schema it maps to. */
+export interface ActivityTypeBinding {
+  type: string;
+  intentMember: string;
+  parametersDefinition: string;
+}
+
+export class Registry {
+  readonly activities = new Map<string, ActivityDeclaration>();
+  readonly queries = new Map<string, QueryDeclaration>();
+  /** Per activity path: the accepted type values. */
+  readonly typeBindings = new Map<string, Map<string, ActivityTypeBinding>>();
+
+  constructor(declarations: Declaration[] = collect()) {
+    const seenTypes = new Map<string, string>();
+    const resultMembers = definitions.v1Result?.properties ?? {};
+    for (const d of declarations) {
+      if (d.kind === 'query') {
+        if (this.queries.has(d.path)) throw new Error(`registry: duplicate query path ${d.path}`);
+        if (typeof d.request === 'string' && !hasDefinition(d.request)) {
+          throw new Error(`registry: query ${d.path} names unknown request schema ${d.request}`);
+        }
+        this.queries.set(d.path, d);
+        continue;
+      }
+      if (this.activities.has(d.path)) throw new Error(`registry: duplicate activity path ${d.path}`);
+      if (!(d.result in resultMembers)) throw new Error(`registry: ${d.path} names unknown result member ${d.result}`);
+      const bindings = new Map<string, ActivityTypeBinding>();
+      for (const type of [d.type, ...(d.aliases ?? [])]) {
+        const other = seenTypes.get(type);
+        if (other) throw new Error(`registry: type ${type} is declared by both ${other} and ${d.path}`);
+        seenTypes.set(type, d.path);
+        const intentMember = intentMemberOf(type);
+        const parametersDefinition = intentDefinitionOf(intentMember);
+        if (!parametersDefinition) throw new Error(`registry: ${type} has no intent member ${intentMember} in the schema`);
+        bindings.set(type, { type, intentMember, parametersDefinition });
+      }
+      this.activities.set(d.path, d);
+      this.typeBindings.set(d.path, bindings);
+    }
+  }
+
+  all(): Declaration[] {
+    return [...this.activities.values(), ...this.queries.values()];
+  }
+}

@@ -1,0 +1,93 @@
+// User operations (interface-spec.md §4.3, §4.6): create_users, update_user and its single-field
+// variants, delete_users, get_user, list_users.
+import { createUsers, deleteUsers, requireUser, updateUser, userRecords, type UserParams } from '../domain/users.js';
+import { defineActivity, defineQuery } from './define.js';
+
+const USER_RESOURCE = 'USER';
+
+export const createUsersOp = defineActivity<{ users: UserParams[] }, { userIds: string[] }>({
+  path: 'create_users',
+  type: 'ACTIVITY_TYPE_CREATE_USERS_V4',
+  aliases: ['ACTIVITY_TYPE_CREATE_USERS_V3', 'ACTIVITY_TYPE_CREATE_USERS_V2'],
+  result: 'createUsersResult',
+  policy: { resource: USER_RESOURCE, action: 'CREATE' },
+  execute: async (ctx, p) => ({ userIds: await createUsers(ctx, p.users) }),
+});
+
+export const updateUserOp = defineActivity<
+  { userId: string; userName?: string; userEmail?: string; userTagIds?: string[]; userPhoneNumber?: string },
+  { userId: string }
+>({
+  path: 'update_user',
+  type: 'ACTIVITY_TYPE_UPDATE_USER',
+  result: 'updateUserResult',
+  policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  execute: async (ctx, p) => {
+    await updateUser(ctx, p.userId, p);
+    return { userId: p.userId };
+  },
+});
+
+export const updateUserNameOp = defineActivity<{ userId: string; userName: string }, { userId: string }>({
+  path: 'update_user_name',
+  type: 'ACTIVITY_TYPE_UPDATE_USER_NAME',
+  result: 'updateUserNameResult',
+  policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  execute: async (ctx, p) => {
+    await updateUser(ctx, p.userId, { userName: p.userName });
+    return { userId: p.userId };
+  },
+});
+
+// verificationToken (a verified-contact proof) is accepted and not yet recorded: contact
+// verification arrives with the OTP flows; until then a contact set here is simply unverified.
+export const updateUserEmailOp = defineActivity<{ userId: string; userEmail: string; verificationToken?: string }, { userId: string }>({
+  path: 'update_user_email',
+  type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
+  result: 'updateUserEmailResult',
+  policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  execute: async (ctx, p) => {
+    await updateUser(ctx, p.userId, { userEmail: p.userEmail });
+    return { userId: p.userId };
+  },
+});
+
+export const updateUserPhoneNumberOp = defineActivity<
+  { userId: string; userPhoneNumber: string; verificationToken?: string },
+  { userId: string }
+>({
+  path: 'update_user_phone_number',
+  type: 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER',
+  result: 'updateUserPhoneNumberResult',
+  policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  execute: async (ctx, p) => {
+    await updateUser(ctx, p.userId, { userPhoneNumber: p.userPhoneNumber });
+    return { userId: p.userId };
+  },
+});
+
+export const deleteUsersOp = defineActivity<{ userIds: string[] }, { userIds: string[] }>({
+  path: 'delete_users',
+  type: 'ACTIVITY_TYPE_DELETE_USERS',
+  result: 'deleteUsersResult',
+  policy: { resource: USER_RESOURCE, action: 'DELETE' },
+  execute: async (ctx, p) => ({ userIds: await deleteUsers(ctx, p.userIds) }),
+});
+
+export const getUserOp = defineQuery<{ organizationId: string; userId: string }, unknown>({
+  path: 'get_user',
+  request: 'v1GetUserRequest',
+  execute: async (ctx, b) => {
+    const row = await requireUser(ctx.repos, ctx.organization.id, b.userId);
+    const [user] = await userRecords(ctx.repos, ctx.organization.id, [row]);
+    return { user };
+  },
+});
+
+export const listUsersOp = defineQuery<{ organizationId: string }, unknown>({
+  path: 'list_users',
+  request: 'v1GetUsersRequest',
+  execute: async (ctx) => ({
+    users: await userRecords(ctx.repos, ctx.organization.id, await ctx.repos.users.list(ctx.organization.id)),
+  }),
+});

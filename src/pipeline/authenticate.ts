@@ -1,0 +1,47 @@
+// Authentication: the stamp's signature over the raw body, then the credential's owner, found in
+// the target organization or its parent (turnkey-semantics.md §0), with API key expiry. Error
+// messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
+import { parseStamp, verifyApiKeyStamp, SCHEME_CURVE, type Stamp } from '../auth/stamp.js';
+import { isExpired } from '../domain/api-keys.js';
+import type { Caller } from '../domain/context.js';
+import { SigilError } from '../errors/errors.js';
+import type { OrganizationRow, Repositories } from '../store/index.js';
+
+export function readStamp(headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Stamp {
+  const stamp = parseStamp(headers);
+  // The signature is checked before any lookup, so forged requests cost no database work.
+  if (stamp.kind === 'api_key') verifyApiKeyStamp(stamp, rawBody);
+  return stamp;
+}
+
+export async function resolveCaller(
+  repos: Repositories,
+  stamp: Stamp,
+  org: OrganizationRow,
+  now: number,
+): Promise<Caller> {
+  if (stamp.kind === 'webauthn') {
+    // Passkeys are registered through authenticators, which this deployment does not hold yet.
+    throw new SigilError('CREDENTIAL_NOT_FOUND', 'credential ID could not be found in organization or its parent organization');
+  }
+  const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
+  const rows = await repos.apiKeys.findByPublicKey(orgIds, stamp.publicKey);
+  // A key in the target organization wins over one in its parent.
+  const key = rows.find((r) => r.organization_id === org.id) ?? rows[0];
+  if (!key) {
+    throw new SigilError('PUBLIC_KEY_NOT_FOUND', 'could not find public key in organization or its parent organization');
+  }
+  if (SCHEME_CURVE[stamp.scheme] !== key.curve_type) {
+    throw new SigilError('SIGNATURE_INVALID', `could not verify api key signature: scheme ${stamp.scheme} does not match the key's curve ${key.curve_type}`);
+  }
+  if (isExpired(key, now)) {
+    throw new SigilError('API_KEY_EXPIRED', `expired api key: rpc error: code = Unauthenticated desc = expired api key publicKey: ${key.public_key}`);
+  }
+  const user = await repos.users.get(key.organization_id, key.user_id);
+  if (!user) throw new SigilError('PUBLIC_KEY_NOT_FOUND', 'could not find public key in organization or its parent organization');
+  return {
+    organizationId: key.organization_id,
+    user,
+    credential: { kind: 'api_key', apiKey: key, scheme: stamp.scheme, signature: stamp.signature },
+  };
+}

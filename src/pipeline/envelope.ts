@@ -1,0 +1,55 @@
+// The request envelope: JSON body, organizationId, activity type and timestampMs liveness
+// (interface-spec.md §4.1; turnkey-contract.md §2.2). Checks here need no database.
+import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function parseBody(raw: Buffer): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw invalid('bad request body: the body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalid('bad request body: the body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export function organizationIdOf(body: Record<string, unknown>): string {
+  const id = body.organizationId;
+  if (id === undefined || id === null || id === '') {
+    throw invalid('bad request body: missing parameter: organizationId', [
+      badRequestDetail([{ field: 'organizationId', description: 'missing required field' }]),
+    ]);
+  }
+  if (typeof id !== 'string' || !UUID.test(id)) {
+    throw new SigilError('INVALID_ORGANIZATION_ID', 'malformed organization ID provided');
+  }
+  return id.toLowerCase();
+}
+
+/** Liveness of a submission: not older than maxAgeMs, not further ahead than maxFutureMs. */
+export function checkTimestamp(body: Record<string, unknown>, now: number, maxAgeMs: number, maxFutureMs: number): number {
+  const raw = body.timestampMs;
+  if (raw === undefined || raw === null || raw === '') {
+    throw invalid('bad request body: missing parameter: timestampMs', [
+      badRequestDetail([{ field: 'timestampMs', description: 'missing required field' }]),
+    ]);
+  }
+  const text = typeof raw === 'number' ? String(raw) : raw;
+  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) {
+    throw invalid('bad request body: timestampMs must be a string of epoch milliseconds', [
+      badRequestDetail([{ field: 'timestampMs', description: 'must be a string of digits (epoch milliseconds)' }]),
+    ]);
+  }
+  const ms = Number(text);
+  if (ms < now - maxAgeMs) {
+    throw new SigilError('INVALID_TIME', `request timestampMs ${text} is too old: requests older than ${maxAgeMs / 60000} minutes are refused`);
+  }
+  if (ms > now + maxFutureMs) {
+    throw new SigilError('INVALID_TIME', `request timestampMs ${text} is in the future: more than ${maxFutureMs / 60000} minutes ahead of server time`);
+  }
+  return ms;
+}

@@ -1,0 +1,102 @@
+// Opens Sigil's database: embedded SQLite (better-sqlite3, WAL, synchronous=FULL) in the data
+// directory, or PostgreSQL when a `postgres://` URL is given, and applies the migrations. The same
+// Kysely queries run on both. A `?schema=NAME` parameter on the PostgreSQL URL places Sigil's tables
+// in that schema (created if missing), so several deployments or test runs can share one database.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.js';
+import * as m001 from './migrations/001_foundation.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001_foundation': m001,
+};
+
+class StaticMigrations implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+export interface OpenedDatabase {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Where the data lives, for messages (never contains a password). */
+  location: string;
+  schema?: string;
+}
+
+// PostgreSQL returns int8 as strings; every bigint Sigil stores is a millisecond time that fits a double.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+function openSqlite(dataDir: string): OpenedDatabase {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'sigil.sqlite');
+  const database = new BetterSqlite3(file);
+  // WAL lets reads proceed during a write; FULL makes every commit durable (fsync) before we answer.
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', location: file };
+}
+
+function openPostgres(url: string): OpenedDatabase {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`invalid schema name in DATABASE_URL: "${schema}" (lowercase letters, digits, underscore)`);
+  }
+  // search_path is set by the server at connect time, so every pooled connection sees the schema.
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  parsed.password = '';
+  return {
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: 'postgres',
+    location: parsed.toString(),
+    schema: schema ?? undefined,
+  };
+}
+
+export async function openDatabase(opts: { dataDir: string; databaseUrl?: string }): Promise<OpenedDatabase> {
+  const opened = opts.databaseUrl ? openPostgres(opts.databaseUrl) : openSqlite(opts.dataDir);
+  if (opened.dialect === 'postgres') {
+    // Fail fast with a clear message when the server is unreachable.
+    try {
+      await sql`select 1`.execute(opened.db);
+      if (opened.schema) {
+        try {
+          await sql`create schema if not exists ${sql.id(opened.schema)}`.execute(opened.db);
+        } catch (err) {
+          // Two processes starting at once may race on the catalog; the loser sees a duplicate.
+          if (!isUniqueViolation(err)) throw err;
+        }
+      }
+    } catch (err) {
+      await opened.db.destroy();
+      throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
+    }
+  }
+  const migrator = new Migrator({ db: opened.db, provider: new StaticMigrations() });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await opened.db.destroy();
+    throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
+  }
+  return opened;
+}
+
+/** True when the error is a unique/primary-key constraint violation on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

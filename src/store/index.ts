@@ -1,0 +1,70 @@
+// The store: an opened database plus the repositories bound to it or to a transaction. Only this
+// folder holds SQL; everything above it talks to repositories.
+import type { Kysely } from 'kysely';
+import { openDatabase, type Dialect } from './db.js';
+import type { Database } from './schema.js';
+import { ActivitiesRepo } from './repositories/activities.js';
+import { ApiKeysRepo } from './repositories/api-keys.js';
+import { MetaRepo } from './repositories/meta.js';
+import { OrganizationsRepo } from './repositories/organizations.js';
+import { UserTagsRepo } from './repositories/user-tags.js';
+import { UsersRepo } from './repositories/users.js';
+
+export { isUniqueViolation } from './db.js';
+export type { ActivityRow, VoteRow } from './repositories/activities.js';
+export type { ApiKeyRow } from './repositories/api-keys.js';
+export type { OrganizationRow } from './repositories/organizations.js';
+export type { UserTagRow } from './repositories/user-tags.js';
+export type { UserRow } from './repositories/users.js';
+export type { Page } from './repositories/pagination.js';
+
+export interface Repositories {
+  meta: MetaRepo;
+  organizations: OrganizationsRepo;
+  users: UsersRepo;
+  apiKeys: ApiKeysRepo;
+  userTags: UserTagsRepo;
+  activities: ActivitiesRepo;
+}
+
+function bind(db: Kysely<Database>): Repositories {
+  return {
+    meta: new MetaRepo(db),
+    organizations: new OrganizationsRepo(db),
+    users: new UsersRepo(db),
+    apiKeys: new ApiKeysRepo(db),
+    userTags: new UserTagsRepo(db),
+    activities: new ActivitiesRepo(db),
+  };
+}
+
+export class Store {
+  /** Repositories outside any transaction, for reads. */
+  readonly repos: Repositories;
+
+  private constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: Dialect,
+    readonly location: string,
+  ) {
+    this.repos = bind(db);
+  }
+
+  static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
+    const { db, dialect, location } = await openDatabase(opts);
+    return new Store(db, dialect, location);
+  }
+
+  /** Runs `fn` in one transaction: all of its writes commit together or none do. */
+  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(bind(trx)));
+  }
+
+  async ping(): Promise<void> {
+    await this.repos.meta.get('ping');
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

@@ -1,0 +1,88 @@
+// Activities and their votes. SQL for the `activities` and `votes` tables. The unique
+// (organization_id, fingerprint) constraint is what makes submissions idempotent across processes.
+import type { Kysely, Selectable } from 'kysely';
+import type { ActivityTable, Database, VoteTable } from '../schema.js';
+import { applyPage, type Page } from './pagination.js';
+
+export type ActivityRow = Selectable<ActivityTable>;
+export type VoteRow = Selectable<VoteTable>;
+
+export class ActivitiesRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: ActivityRow): Promise<void> {
+    await this.db.insertInto('activities').values(row).execute();
+  }
+
+  async get(organizationId: string, id: string): Promise<ActivityRow | undefined> {
+    return this.db
+      .selectFrom('activities')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async findByFingerprint(organizationId: string, fingerprint: string): Promise<ActivityRow | undefined> {
+    return this.db
+      .selectFrom('activities')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+  }
+
+  async finish(
+    id: string,
+    update: { status: string; result?: string | null; failure?: string | null },
+    now: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable('activities')
+      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, updated_at: now })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async list(
+    organizationId: string,
+    page: Page,
+    filters: { statuses?: string[]; types?: string[] },
+  ): Promise<ActivityRow[]> {
+    let q = this.db.selectFrom('activities').selectAll().where('organization_id', '=', organizationId);
+    if (filters.statuses && filters.statuses.length > 0) q = q.where('status', 'in', filters.statuses);
+    if (filters.types && filters.types.length > 0) q = q.where('type', 'in', filters.types);
+    const cursor = {
+      before: page.before ? await this.position(organizationId, page.before) : undefined,
+      after: page.after ? await this.position(organizationId, page.after) : undefined,
+    };
+    const { query, reversed } = applyPage(q, 'activities', page, cursor);
+    const rows = await query.execute();
+    return reversed ? rows.reverse() : rows;
+  }
+
+  /** Position of a cursor object; an unknown cursor is reported by the caller. */
+  async position(organizationId: string, id: string): Promise<{ created_at: number; id: string } | undefined> {
+    return this.db
+      .selectFrom('activities')
+      .select(['created_at', 'id'])
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async insertVote(row: VoteRow): Promise<void> {
+    await this.db.insertInto('votes').values(row).execute();
+  }
+
+  async votes(activityIds: string[]): Promise<VoteRow[]> {
+    if (activityIds.length === 0) return [];
+    return this.db
+      .selectFrom('votes')
+      .selectAll()
+      .where('activity_id', 'in', activityIds)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+}

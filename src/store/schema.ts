@@ -1,0 +1,102 @@
+// Row types of Sigil's tables as Kysely sees them. Both dialects use the same column types:
+// text for ids and JSON, bigint milliseconds for times, integer 0/1 for booleans, so one set of
+// queries and one migration list serve SQLite and PostgreSQL.
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface OrganizationTable {
+  id: string;
+  name: string;
+  parent_organization_id: string | null;
+  root_quorum_threshold: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RootQuorumMemberTable {
+  organization_id: string;
+  user_id: string;
+}
+
+export interface UserTable {
+  id: string;
+  organization_id: string;
+  user_name: string;
+  user_email: string | null;
+  user_phone_number: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  api_key_name: string;
+  public_key: string;
+  curve_type: string;
+  credential_type: string;
+  expiration_seconds: string | null;
+  /** Absolute expiry in ms, null for keys that never expire. */
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserTagTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserTagAssignmentTable {
+  tag_id: string;
+  user_id: string;
+  organization_id: string;
+}
+
+export interface ActivityTable {
+  id: string;
+  organization_id: string;
+  type: string;
+  status: string;
+  fingerprint: string;
+  /** JSON of the `intent` object ({<intentMember>: parameters}). */
+  intent: string;
+  result: string | null;
+  failure: string | null;
+  user_id: string;
+  timestamp_ms: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface VoteTable {
+  id: string;
+  activity_id: string;
+  organization_id: string;
+  user_id: string;
+  selection: string;
+  message: string;
+  public_key: string;
+  signature: string;
+  scheme: string;
+  created_at: number;
+}
+
+export interface Database {
+  meta: MetaTable;
+  organizations: OrganizationTable;
+  root_quorum_members: RootQuorumMemberTable;
+  users: UserTable;
+  api_keys: ApiKeyTable;
+  user_tags: UserTagTable;
+  user_tag_assignments: UserTagAssignmentTable;
+  activities: ActivityTable;
+  votes: VoteTable;
+}
