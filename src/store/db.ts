@@ -86,7 +86,13 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
       throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
     }
   }
-  const migrator = new Migrator({ db: opened.db, provider: new StaticMigrations() });
+  // Kysely looks for its bookkeeping tables in every schema; naming ours keeps deployments that
+  // share a database from seeing each other's migration state.
+  const migrator = new Migrator({
+    db: opened.db,
+    provider: new StaticMigrations(),
+    ...(opened.schema ? { migrationTableSchema: opened.schema } : {}),
+  });
   const { error } = await migrator.migrateToLatest();
   if (error) {
     await opened.db.destroy();

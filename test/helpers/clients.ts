@@ -1,0 +1,58 @@
+// The official SDK clients pointed at a test Sigil, and a raw request helper that still stamps with
+// the official @turnkey/api-key-stamper (for bodies the typed clients would never send).
+import { Turnkey } from '@turnkey/sdk-server';
+import { TurnkeyClient } from '@turnkey/http';
+import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import type { SigilInstance } from './sigil.js';
+
+export interface KeyPair {
+  apiPublicKey: string;
+  apiPrivateKey: string;
+}
+
+export function sdkServerClient(sigil: SigilInstance, key: KeyPair = sigil.root, organizationId = sigil.root.organizationId) {
+  return new Turnkey({
+    apiBaseUrl: sigil.url,
+    apiPublicKey: key.apiPublicKey,
+    apiPrivateKey: key.apiPrivateKey,
+    defaultOrganizationId: organizationId,
+  }).apiClient();
+}
+
+export function httpClient(sigil: SigilInstance, key: KeyPair = sigil.root) {
+  return new TurnkeyClient({ baseUrl: sigil.url }, new ApiKeyStamper({ apiPublicKey: key.apiPublicKey, apiPrivateKey: key.apiPrivateKey }));
+}
+
+export interface RawResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/** POSTs `body` (a string sent byte for byte, or an object JSON-encoded) with optional stamp headers. */
+export async function rawPost(
+  url: string,
+  body: string | object,
+  opts: { key?: KeyPair; headers?: Record<string, string>; stampBody?: string } = {},
+): Promise<RawResponse> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
+  if (opts.key) {
+    const stamper = new ApiKeyStamper({ apiPublicKey: opts.key.apiPublicKey, apiPrivateKey: opts.key.apiPrivateKey });
+    const stamp = await stamper.stamp(opts.stampBody ?? text);
+    headers[stamp.stampHeaderName] = stamp.stampHeaderValue;
+  }
+  const res = await fetch(url, { method: 'POST', body: text, headers, redirect: 'error' });
+  const raw = await res.text();
+  let parsed: unknown = raw;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    /* leave as text */
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export function activityBody(organizationId: string, type: string, parameters: unknown, timestampMs = String(Date.now())) {
+  return { type, timestampMs, organizationId, parameters };
+}

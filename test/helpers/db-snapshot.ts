@@ -1,0 +1,47 @@
+// Reads every row of every Sigil table straight from the database (SQLite file or PostgreSQL
+// schema), so tests can prove that a refused request changed nothing at all.
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { join } from 'node:path';
+import type { SigilInstance } from './sigil.js';
+
+export type Snapshot = Record<string, unknown[]>;
+
+export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>): Promise<Snapshot> {
+  const out: Snapshot = {};
+  if (!sigil.databaseUrl) {
+    const db = new BetterSqlite3(join(sigil.dataDir, 'sigil.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      const tables = db
+        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' order by name")
+        .all() as { name: string }[];
+      for (const { name } of tables) out[name] = db.prepare(`select * from "${name}" order by 1`).all();
+    } finally {
+      db.close();
+    }
+    return out;
+  }
+  const u = new URL(sigil.databaseUrl);
+  const schema = u.searchParams.get('schema')!;
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  try {
+    const tables = await client.query(
+      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' order by table_name",
+      [schema],
+    );
+    for (const { table_name } of tables.rows) {
+      const rows = await client.query(`select * from "${schema}"."${table_name}" order by 1`);
+      out[table_name] = rows.rows;
+    }
+  } finally {
+    await client.end();
+  }
+  return out;
+}
+
+/** Raw text of all stored values, for "no secret at rest" checks. */
+export async function dbText(sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>): Promise<string> {
+  return JSON.stringify(await dbSnapshot(sigil));
+}
