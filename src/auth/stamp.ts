@@ -6,6 +6,7 @@
 import { createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { parseDerSignature, verifyP256Der } from '../crypto/p256.js';
 import { SigilError } from '../errors/errors.js';
 
 export const STAMP_SCHEMES = [
@@ -97,81 +98,34 @@ function parseWebauthnStamp(value: string): WebauthnStamp {
   };
 }
 
-/** Parses a DER ECDSA signature leniently into 32-byte r and s. Returns undefined when unparseable. */
-export function parseDerSignature(der: Uint8Array): { r: Uint8Array; s: Uint8Array } | undefined {
-  let i = 0;
-  const byte = () => (i < der.length ? der[i++] : -1);
-  if (byte() !== 0x30) return undefined;
-  let seqLen = byte();
-  if (seqLen === 0x81) seqLen = byte();
-  if (seqLen < 0 || i + seqLen !== der.length) return undefined;
-  const int = (): Uint8Array | undefined => {
-    if (byte() !== 0x02) return undefined;
-    const len = byte();
-    if (len <= 0 || i + len > der.length) return undefined;
-    let v = der.subarray(i, i + len);
-    i += len;
-    while (v.length > 0 && v[0] === 0) v = v.subarray(1); // tolerate non-minimal leading zeros
-    if (v.length > 32) return undefined;
-    const out = new Uint8Array(32);
-    out.set(v, 32 - v.length);
-    return out;
-  };
-  const r = int();
-  const s = int();
-  if (!r || !s || i !== der.length) return undefined;
-  return { r, s };
-}
-
-const P256_SPKI_COMPRESSED = Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex');
-const P256_SPKI_UNCOMPRESSED = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
 const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
 
-// Verifying keys are cached: importing a key costs more than verifying with it.
-const keyCache = new Map<string, KeyObject>();
-const KEY_CACHE_MAX = 10_000;
+// Ed25519 verifying keys are cached: importing a key costs more than verifying with it.
+const ed25519Keys = new Map<string, KeyObject>();
+const KEY_CACHE_MAX = 4096;
 
-function cachedKey(cacheKey: string, make: () => KeyObject): KeyObject {
-  let k = keyCache.get(cacheKey);
+function ed25519Key(publicKeyHex: string): KeyObject {
+  let k = ed25519Keys.get(publicKeyHex);
   if (!k) {
-    k = make();
-    if (keyCache.size >= KEY_CACHE_MAX) keyCache.delete(keyCache.keys().next().value as string);
-    keyCache.set(cacheKey, k);
+    k = createPublicKey({ key: Buffer.concat([ED25519_SPKI, Buffer.from(publicKeyHex, 'hex')]), format: 'der', type: 'spki' });
+    if (ed25519Keys.size >= KEY_CACHE_MAX) ed25519Keys.delete(ed25519Keys.keys().next().value as string);
+    ed25519Keys.set(publicKeyHex, k);
   }
   return k;
 }
 
-/** ECDSA P-256/SHA-256 over `message`; signature DER (lenient) or raw r‖s. */
-export function verifyP256(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
-  const pub = Buffer.from(publicKeyHex, 'hex');
-  const prefix = pub.length === 33 ? P256_SPKI_COMPRESSED : pub.length === 65 ? P256_SPKI_UNCOMPRESSED : undefined;
-  if (!prefix) return false;
-  let key: KeyObject;
+function verifyP256Stamp(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
   try {
-    key = cachedKey(`p256:${publicKeyHex}`, () =>
-      createPublicKey({ key: Buffer.concat([prefix, pub]), format: 'der', type: 'spki' }),
-    );
+    return verifyP256Der(publicKeyHex, message, signature);
   } catch {
-    return false;
+    return false; // not a P-256 point
   }
-  let raw: Uint8Array;
-  if (signature.length === 64) raw = signature;
-  else {
-    const rs = parseDerSignature(signature);
-    if (!rs) return false;
-    raw = Buffer.concat([rs.r, rs.s]);
-  }
-  return nodeVerify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw);
 }
 
 function verifyEd25519(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
-  const pub = Buffer.from(publicKeyHex, 'hex');
-  if (pub.length !== 32 || signature.length !== 64) return false;
+  if (publicKeyHex.length !== 64 || signature.length !== 64) return false;
   try {
-    const key = cachedKey(`ed25519:${publicKeyHex}`, () =>
-      createPublicKey({ key: Buffer.concat([ED25519_SPKI, pub]), format: 'der', type: 'spki' }),
-    );
-    return nodeVerify(null, message, key, signature);
+    return nodeVerify(null, message, ed25519Key(publicKeyHex), signature);
   } catch {
     return false;
   }
@@ -179,12 +133,16 @@ function verifyEd25519(publicKeyHex: string, message: Uint8Array, signature: Uin
 
 /** EIP-191 personal_sign: keccak256("\x19Ethereum Signed Message:\n" + len + body), secp256k1, v dropped. */
 function verifyEip191(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
-  const rs = parseDerSignature(signature);
-  if (!rs) return false;
+  let rs: Uint8Array;
+  try {
+    rs = parseDerSignature(signature);
+  } catch {
+    return false;
+  }
   const prefix = Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`, 'utf8');
   const digest = keccak_256(Buffer.concat([prefix, message]));
   try {
-    return secp256k1.verify(Buffer.concat([rs.r, rs.s]), digest, Buffer.from(publicKeyHex, 'hex'), {
+    return secp256k1.verify(rs, digest, Buffer.from(publicKeyHex, 'hex'), {
       prehash: false,
       lowS: false,
     });
@@ -199,7 +157,7 @@ export function verifyApiKeyStamp(stamp: ApiKeyStamp, rawBody: Uint8Array): void
   let ok: boolean;
   switch (stamp.scheme) {
     case 'SIGNATURE_SCHEME_TK_API_P256':
-      ok = verifyP256(stamp.publicKey, rawBody, sig);
+      ok = verifyP256Stamp(stamp.publicKey, rawBody, sig);
       break;
     case 'SIGNATURE_SCHEME_TK_API_ED25519':
       ok = verifyEd25519(stamp.publicKey, rawBody, sig);

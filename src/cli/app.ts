@@ -62,7 +62,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       pipeline,
       logger,
       bodyLimitBytes: config.bodyLimitBytes,
-      signerPublicKey: deployment.signer.publicKey,
+      signerPublicKey: deployment.signer.publicKeyUncompressedHex,
       version: VERSION,
       ready,
     });

@@ -1,7 +1,7 @@
 // API keys: creation rules (public key encoding per curve, expiration) and the v1ApiKey record
 // (interface-spec.md §2 "API key"; swagger v1ApiKeyParamsV2, v1ApiKey).
-import { createPublicKey } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { isValidPublicKey as isP256Point } from '../crypto/p256.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { ApiKeyRow, Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
@@ -29,8 +29,6 @@ export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyParams['curveType'], string>
   API_KEY_CURVE_ED25519: 'CREDENTIAL_TYPE_API_KEY_ED25519',
 };
 
-const P256_SPKI_COMPRESSED = Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex');
-
 /** True when `hex` is a point on the curve in the encoding stamps carry (compressed; 32 bytes for ed25519). */
 function isValidPublicKey(curve: ApiKeyParams['curveType'], hex: string): boolean {
   if (!/^[0-9a-f]+$/.test(hex)) return false;
@@ -38,9 +36,7 @@ function isValidPublicKey(curve: ApiKeyParams['curveType'], hex: string): boolea
   try {
     switch (curve) {
       case 'API_KEY_CURVE_P256':
-        if (bytes.length !== 33) return false;
-        createPublicKey({ key: Buffer.concat([P256_SPKI_COMPRESSED, bytes]), format: 'der', type: 'spki' });
-        return true;
+        return bytes.length === 33 && isP256Point(bytes);
       case 'API_KEY_CURVE_SECP256K1':
         if (bytes.length !== 33) return false;
         secp256k1.Point.fromHex(hex);

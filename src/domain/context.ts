@@ -3,6 +3,7 @@
 // Built once per request by the pipeline; domain code never reads headers or stamps.
 import type { ApiKeyRow, OrganizationRow, Repositories, UserRow } from '../store/index.js';
 import type { Barrier } from '../barrier/barrier.js';
+import type { P256Signer } from '../crypto/p256.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -20,13 +21,6 @@ export interface Caller {
   credential: CallerCredential;
 }
 
-/** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
-export interface DeploymentSigner {
-  /** Uncompressed SEC1 public key, lowercase hex (`04…`). */
-  publicKey: string;
-  /** ECDSA P-256/SHA-256 over `message`, DER. */
-  sign(message: Uint8Array): Uint8Array;
-}
 
 /** Reads activity records as the API shows them; implemented by src/activity, injected here. */
 export interface ActivityReader {
@@ -40,7 +34,8 @@ export interface ActivityReader {
 
 export interface Services {
   barrier: Barrier;
-  signer: DeploymentSigner;
+  /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
+  signer: P256Signer;
   activities: ActivityReader;
 }
 
