@@ -2,7 +2,7 @@
 // pipeline with the raw body bytes, CORS for every header the SDKs send (turnkey-contract.md §2.1),
 // JSON errors for everything including unknown paths and oversized bodies, health endpoints, and
 // the deployment's signer key at /.well-known/sigil.json. It never redirects (contract Traps 13).
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import cors from '@fastify/cors';
 import type { Logger } from 'pino';
 import { SigilError } from '../errors/errors.js';
@@ -33,9 +33,9 @@ export interface PublicApiOptions {
 export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number; ready: () => Promise<void> }) {
   const app = Fastify({
     loggerInstance: opts.logger,
-    disableRequestLogging: true,
+    // The pipeline logs one line per request itself, with the operation and outcome.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimitBytes,
-    ignoreTrailingSlash: false,
     return503OnClosing: true,
     requestIdHeader: 'x-request-id',
   });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { httpClient, sdkServerClient } from '../helpers/clients.js';
+import { httpClient, rawPost, sdkServerClient } from '../helpers/clients.js';
 
 let sigil: SigilInstance;
 
@@ -31,6 +31,9 @@ describe('official SDKs against Sigil', () => {
     });
     const viaHttp = await httpClient(sigil).getWhoami({ organizationId: sigil.root.organizationId });
     expect(viaHttp.userId).toBe(sigil.root.userId);
+    // The older path name answers the same.
+    const old = await rawPost(`${sigil.url}/public/v1/query/get_whoami`, { organizationId: sigil.root.organizationId }, { key: sigil.root });
+    expect(old.body).toEqual(viaHttp);
   });
 
   it('creates a user with an API key, and that key authenticates as the new user', async () => {
