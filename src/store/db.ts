@@ -2,7 +2,7 @@
 // directory, or PostgreSQL when a `postgres://` URL is given, and applies the migrations. The same
 // Kysely queries run on both. A `?schema=NAME` parameter on the PostgreSQL URL places Sigil's tables
 // in that schema (created if missing), so several deployments or test runs can share one database.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -37,6 +37,8 @@ function openSqlite(dataDir: string): OpenedDatabase {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, 'sigil.sqlite');
   const database = new BetterSqlite3(file);
+  // The database holds ciphertexts and credentials' public halves only, yet it is nobody else's business.
+  chmodSync(file, 0o600);
   // WAL lets reads proceed during a write; FULL makes every commit durable (fsync) before we answer.
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = FULL');

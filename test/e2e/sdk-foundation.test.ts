@@ -198,6 +198,24 @@ describe('official SDKs against Sigil', () => {
     await expect(client.createUserTag({ ...body, timestampMs: String(Date.now() + 1) })).rejects.toThrow(/already exists/);
   });
 
+  it('accepts older type values as aliases and ignores unknown fields', async () => {
+    const body = {
+      type: 'ACTIVITY_TYPE_CREATE_USERS_V3',
+      timestampMs: String(Date.now()),
+      organizationId: sigil.root.organizationId,
+      generateAppProofs: false,
+      someFutureField: { nested: true },
+      parameters: {
+        users: [{ userName: 'legacy', userEmail: 'legacy@example.com', apiKeys: [], authenticators: [], oauthProviders: [], userTags: [], extra: 1 }],
+      },
+    };
+    const res = await rawPost(`${sigil.url}/public/v1/submit/create_users`, body, { key: sigil.root });
+    expect(res.status).toBe(200);
+    expect(res.body.activity.type).toBe('ACTIVITY_TYPE_CREATE_USERS_V3');
+    expect(Object.keys(res.body.activity.intent)).toEqual(['createUsersIntentV3']);
+    expect(res.body.activity.result.createUsersResult.userIds).toHaveLength(1);
+  });
+
   it('get_organization shows users, tags and the root quorum', async () => {
     const org = await httpClient(sigil).getOrganization({ organizationId: sigil.root.organizationId });
     expect(org.organizationData.organizationId).toBe(sigil.root.organizationId);
