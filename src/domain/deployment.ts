@@ -2,7 +2,7 @@
 // root organization with its root user and API key, the root quorum) and what `sigil serve` loads.
 // All of init's writes happen in one transaction, so a failed init leaves nothing behind, and the
 // `root_organization_id` fact makes a second init refuse without changing anything.
-import { randomUUID } from 'node:crypto';
+import { newId } from './ids.js';
 import { generateP256KeyPair, P256Signer } from '../crypto/p256.js';
 import { Barrier } from '../barrier/barrier.js';
 import type { Repositories, Store } from '../store/index.js';
@@ -38,9 +38,9 @@ export async function initializeDeployment(
   const { barrier, wrappedDataKey } = Barrier.create(masterKey);
   const signer = generateP256KeyPair();
   const apiKey = generateP256KeyPair();
-  const organizationId = randomUUID();
-  const userId = randomUUID();
-  const apiKeyId = randomUUID();
+  const organizationId = newId();
+  const userId = newId();
+  const apiKeyId = newId();
   await store.transaction(async (repos) => {
     // Inserting the root-organization fact first makes a concurrent second init fail on the key.
     await repos.meta.insert(META.rootOrganizationId, organizationId);

@@ -5,8 +5,29 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { SigilError, internalError } from '../errors/errors.js';
 
+/**
+ * Errors of the pure crypto layer are all caused by the caller's input (their classes say so:
+ * src/crypto/errors.ts, src/crypto/p256.ts, src/crypto/tx/errors.ts); they are matched by name so
+ * this layer needs no import of src/crypto.
+ */
+function fromCryptoError(err: Error & { code?: string }): SigilError | undefined {
+  if (err.name === 'CryptoInputError' || err.name === 'CryptoError') {
+    return new SigilError('REQUEST_INVALID', err.message);
+  }
+  if (err.name === 'TransactionError') {
+    if (err.code === 'UNSUPPORTED_TRANSACTION') return new SigilError('UNSUPPORTED_TRANSACTION_TYPE', err.message);
+    if (err.code === 'INVALID_TRANSACTION') return new SigilError('INVALID_TRANSACTION', err.message);
+    if (err.code === 'NO_MATCHING_SIGNER') return new SigilError('REQUEST_INVALID', err.message);
+  }
+  return undefined;
+}
+
 export function toSigilError(err: unknown, log: FastifyBaseLogger): SigilError {
   if (err instanceof SigilError) return err;
+  if (err instanceof Error) {
+    const mapped = fromCryptoError(err);
+    if (mapped) return mapped;
+  }
   const fe = err as { code?: string; statusCode?: number; message?: string };
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new SigilError('BODY_TOO_LARGE', `request body too large: the limit is ${(fe as { limit?: number }).limit ?? 'configured'} bytes`);

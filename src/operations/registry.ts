@@ -8,8 +8,11 @@ import * as apiKeys from './api-keys.js';
 import * as organizations from './organizations.js';
 import * as userTags from './user-tags.js';
 import * as users from './users.js';
+import * as privateKeys from './private-keys.js';
+import * as signing from './signing.js';
+import * as wallets from './wallets.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, organizations, userTags, users];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, organizations, privateKeys, signing, userTags, users, wallets];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -3,7 +3,7 @@
 // → (activities) check type and timestampMs liveness → validate against the operation's schema →
 // idempotency by fingerprint → authorize → record the activity → execute → record the result →
 // respond. Branches only on declaration fields; no handler does any of this by itself.
-import { randomUUID } from 'node:crypto';
+import { newId } from '../domain/ids.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { fingerprintOf } from '../activity/fingerprint.js';
 import { ActivityStatus } from '../activity/status.js';
@@ -78,7 +78,7 @@ export class Pipeline {
     const now = this.now();
     const organization = await requireOrganization(repos, organizationId);
     const caller = await resolveCaller(repos, stamp, organization, now);
-    const base = { organization, caller, now, newId: randomUUID, services: this.deps.services };
+    const base = { organization, caller, now, newId, services: this.deps.services };
     if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
     return this.runActivity(decl, body, req.rawBody, base);
   }
@@ -121,7 +121,7 @@ export class Pipeline {
     if (existing) return this.respond(decl, existing, base.caller);
 
     const decision = await authorizeActivity(store.repos, decl, binding.type, base.organization, base.caller);
-    const activityId = randomUUID();
+    const activityId = newId();
     const row: ActivityRow = {
       id: activityId,
       organization_id: orgId,
@@ -142,7 +142,7 @@ export class Pipeline {
         // crash leaves either nothing or the finished activity.
         await repos.activities.insert(row);
         await repos.activities.insertVote({
-          id: randomUUID(),
+          id: newId(),
           activity_id: activityId,
           organization_id: orgId,
           user_id: base.caller.user.id,

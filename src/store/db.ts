@@ -9,11 +9,13 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import * as m001 from './migrations/001_foundation.js';
+import * as m002 from './migrations/002_wallets.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_foundation': m001,
+  '002_wallets': m002,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -9,6 +9,8 @@ import { MetaRepo } from './repositories/meta.js';
 import { OrganizationsRepo } from './repositories/organizations.js';
 import { UserTagsRepo } from './repositories/user-tags.js';
 import { UsersRepo } from './repositories/users.js';
+import { PrivateKeysRepo } from './repositories/private-keys.js';
+import { WalletsRepo } from './repositories/wallets.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -17,6 +19,8 @@ export type { OrganizationRow } from './repositories/organizations.js';
 export type { UserTagRow } from './repositories/user-tags.js';
 export type { UserRow } from './repositories/users.js';
 export type { Page } from './repositories/pagination.js';
+export type { WalletAccountRow, WalletRow } from './repositories/wallets.js';
+export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
   meta: MetaRepo;
@@ -25,6 +29,8 @@ export interface Repositories {
   apiKeys: ApiKeysRepo;
   userTags: UserTagsRepo;
   activities: ActivitiesRepo;
+  wallets: WalletsRepo;
+  privateKeys: PrivateKeysRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
@@ -35,6 +41,8 @@ function bind(db: Kysely<Database>): Repositories {
     apiKeys: new ApiKeysRepo(db),
     userTags: new UserTagsRepo(db),
     activities: new ActivitiesRepo(db),
+    wallets: new WalletsRepo(db),
+    privateKeys: new PrivateKeysRepo(db),
   };
 }
 

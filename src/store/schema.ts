@@ -99,4 +99,80 @@ export interface Database {
   user_tag_assignments: UserTagAssignmentTable;
   activities: ActivityTable;
   votes: VoteTable;
+  wallets: WalletTable;
+  wallet_accounts: WalletAccountTable;
+  private_keys: PrivateKeyTable;
+  private_key_addresses: PrivateKeyAddressTable;
+  private_key_tags: PrivateKeyTagTable;
+  private_key_tag_assignments: PrivateKeyTagAssignmentTable;
+}
+
+export interface WalletTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** Barrier ciphertext of the mnemonic, bound to (wallets, id, mnemonic). */
+  mnemonic: string;
+  exported: number;
+  imported: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WalletAccountTable {
+  id: string;
+  organization_id: string;
+  wallet_id: string;
+  curve: string;
+  path_format: string;
+  /** The path as the request gave it. */
+  path: string;
+  /** The path in canonical form (ed25519: every level hardened); unique within a wallet. */
+  path_key: string;
+  address_format: string;
+  address: string;
+  public_key: string;
+  /** Barrier ciphertext of the derived private key, bound to (wallet_accounts, id, private_key). */
+  private_key: string;
+  /** Set when this account's key (or its wallet) has been exported. */
+  exported: number;
+  name: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PrivateKeyTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  curve: string;
+  public_key: string;
+  /** Barrier ciphertext bound to (private_keys, id, private_key). */
+  private_key: string;
+  exported: number;
+  imported: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PrivateKeyAddressTable {
+  private_key_id: string;
+  organization_id: string;
+  address_format: string;
+  address: string;
+  position: number;
+}
+
+export interface PrivateKeyTagTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PrivateKeyTagAssignmentTable {
+  tag_id: string;
+  private_key_id: string;
+  organization_id: string;
 }

@@ -23,6 +23,9 @@ const SDK_METHOD: Record<string, string> = {
   whoami: 'getWhoami',
   list_users: 'getUsers',
   list_activities: 'getActivities',
+  list_private_keys: 'getPrivateKeys',
+  list_wallets: 'getWallets',
+  list_wallet_accounts: 'getWalletAccounts',
 };
 
 describe('registry', () => {

@@ -1,0 +1,257 @@
+// HD wallets and their accounts (interface-spec.md §2 "Wallet account", §4.6; turnkey-semantics.md §4;
+// address-rules.md): creation from a fresh or given mnemonic, accounts derived once at creation with
+// their keys sealed per row (signing never re-derives), records, updates and deletion rules.
+import { generateMnemonic, isMnemonicWordCount, mnemonicToSeed, type MnemonicWordCount } from '../crypto/bip39.js';
+import { assertCurveFitsAddressFormat, encodeAddress } from '../crypto/addresses/index.js';
+import type { Curve } from '../crypto/curves.js';
+import { canonicalDerivationPath } from '../crypto/hd-path.js';
+import { deriveKey } from '../crypto/hd.js';
+import { SigilError, invalid, notFound } from '../errors/errors.js';
+import type { Repositories, WalletAccountRow, WalletRow } from '../store/index.js';
+import { checkName } from './contacts.js';
+import type { ActivityContext, OperationContext } from './context.js';
+import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
+import { timestamp, type TimestampObject } from './records.js';
+
+export interface WalletAccountParams {
+  curve: Curve;
+  pathFormat: 'PATH_FORMAT_BIP32';
+  path: string;
+  addressFormat: string;
+  name?: string;
+}
+
+export interface WalletRecord {
+  walletId: string;
+  walletName: string;
+  createdAt: TimestampObject;
+  updatedAt: TimestampObject;
+  exported: boolean;
+  imported: boolean;
+}
+
+export function walletRecord(row: WalletRow): WalletRecord {
+  return {
+    walletId: row.id,
+    walletName: row.name,
+    createdAt: timestamp(row.created_at),
+    updatedAt: timestamp(row.updated_at),
+    exported: row.exported === 1,
+    imported: row.imported === 1,
+  };
+}
+
+export function accountRecord(row: WalletAccountRow, wallet?: WalletRow) {
+  return {
+    walletAccountId: row.id,
+    organizationId: row.organization_id,
+    walletId: row.wallet_id,
+    curve: row.curve,
+    pathFormat: row.path_format,
+    path: row.path,
+    addressFormat: row.address_format,
+    address: row.address,
+    createdAt: timestamp(row.created_at),
+    updatedAt: timestamp(row.updated_at),
+    publicKey: row.public_key,
+    ...(row.name !== null ? { name: row.name } : {}),
+    ...(wallet ? { walletDetails: walletRecord(wallet) } : {}),
+  };
+}
+
+export async function requireWallet(repos: Repositories, organizationId: string, walletId: string): Promise<WalletRow> {
+  const w = await repos.wallets.get(organizationId, walletId);
+  if (!w) throw notFound(`wallet not found: ${walletId}`);
+  return w;
+}
+
+async function requireUniqueWalletName(repos: Repositories, organizationId: string, name: string, exceptId?: string) {
+  const clash = await repos.wallets.findByName(organizationId, name);
+  if (clash && clash.id !== exceptId) {
+    throw new SigilError('CONFLICT', `a wallet named ${JSON.stringify(name)} already exists in this organization`);
+  }
+}
+
+/**
+ * Derives accounts from `seed` for a wallet, checking every rule before anything is written:
+ * curve fits format, path syntax, no path used twice in the wallet, names unique in the organization.
+ */
+async function deriveAccounts(
+  ctx: OperationContext,
+  walletId: string,
+  seed: Uint8Array,
+  accounts: WalletAccountParams[],
+): Promise<WalletAccountRow[]> {
+  const orgId = ctx.organization.id;
+  const pathKeys = new Map<string, number>();
+  const names = new Map<string, number>();
+  const prepared = accounts.map((a, i) => {
+    const field = `accounts[${i}]`;
+    assertCurveFitsAddressFormat(a.addressFormat, a.curve);
+    const pathKey = canonicalDerivationPath(a.curve, a.path);
+    const earlier = pathKeys.get(pathKey);
+    if (earlier !== undefined) throw invalid(`invalid path: ${field}.path ${a.path} repeats accounts[${earlier}].path`);
+    pathKeys.set(pathKey, i);
+    if (a.name !== undefined && a.name !== '') {
+      checkName(a.name, `${field}.name`);
+      if (names.has(a.name)) throw invalid(`${field}.name ${JSON.stringify(a.name)} repeats accounts[${names.get(a.name)}].name`);
+      names.set(a.name, i);
+    }
+    return { ...a, pathKey };
+  });
+  const reused = await ctx.repos.wallets.accountByPathKey(walletId, [...pathKeys.keys()]);
+  if (reused.length > 0) throw invalid(`invalid path: ${reused[0].path} is already used by an account of this wallet`);
+  const taken = await ctx.repos.wallets.accountsByName(orgId, [...names.keys()]);
+  if (taken.length > 0) {
+    throw new SigilError('CONFLICT', `a wallet account named ${JSON.stringify(taken[0].name)} already exists in this organization`);
+  }
+  return prepared.map((a) => {
+    const key = deriveKey(seed, a.curve, a.path);
+    const id = ctx.newId();
+    const row: WalletAccountRow = {
+      id,
+      organization_id: orgId,
+      wallet_id: walletId,
+      curve: a.curve,
+      path_format: a.pathFormat,
+      path: a.path,
+      path_key: a.pathKey,
+      address_format: a.addressFormat,
+      address: encodeAddress(a.addressFormat, a.curve, key.publicKey),
+      public_key: Buffer.from(key.publicKey).toString('hex'),
+      private_key: ctx.services.barrier.seal(key.privateKey, ACCOUNT_KEY_AT(id)),
+      exported: 0,
+      name: a.name ? a.name : null,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    };
+    key.privateKey.fill(0);
+    return row;
+  });
+}
+
+function mnemonicWordCount(n: number | undefined): MnemonicWordCount {
+  const count = n ?? 12;
+  if (!isMnemonicWordCount(count)) throw invalid(`invalid mnemonic length ${count}: use 12, 15, 18, 21 or 24`);
+  return count;
+}
+
+/** Stores a wallet for `mnemonic` with its accounts; used by create_wallet and (later) import_wallet. */
+export async function storeWallet(
+  ctx: ActivityContext,
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
+): Promise<{ walletId: string; addresses: string[] }> {
+  const orgId = ctx.organization.id;
+  checkName(p.walletName, 'walletName');
+  await requireUniqueWalletName(ctx.repos, orgId, p.walletName);
+  const walletId = ctx.newId();
+  const seed = mnemonicToSeed(p.mnemonic);
+  const rows = await deriveAccounts(ctx, walletId, seed, p.accounts);
+  seed.fill(0);
+  await ctx.repos.wallets.insert({
+    id: walletId,
+    organization_id: orgId,
+    name: p.walletName,
+    mnemonic: sealMnemonic(ctx.services.barrier, walletId, p.mnemonic),
+    exported: 0,
+    imported: p.imported ? 1 : 0,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  await ctx.repos.wallets.insertAccounts(rows);
+  return { walletId, addresses: rows.map((r) => r.address) };
+}
+
+export async function createWallet(
+  ctx: ActivityContext,
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number },
+) {
+  const mnemonic = generateMnemonic(mnemonicWordCount(p.mnemonicLength));
+  return storeWallet(ctx, { walletName: p.walletName, accounts: p.accounts, mnemonic, imported: false });
+}
+
+/** Derives more accounts; with persist false only previews their addresses (turnkey-semantics.md §4). */
+export async function createWalletAccounts(
+  ctx: ActivityContext,
+  p: { walletId: string; accounts: WalletAccountParams[]; persist?: boolean },
+) {
+  if (p.accounts.length === 0) throw invalid('accounts must list at least one account');
+  const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
+  const mnemonic = openMnemonic(ctx.services.barrier, wallet.id, wallet.mnemonic);
+  const seed = mnemonicToSeed(mnemonic);
+  const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts);
+  seed.fill(0);
+  if (p.persist !== false) await ctx.repos.wallets.insertAccounts(rows);
+  return { addresses: rows.map((r) => r.address) };
+}
+
+export async function renameWallet(ctx: ActivityContext, walletId: string, walletName: string | undefined) {
+  const orgId = ctx.organization.id;
+  const wallet = await requireWallet(ctx.repos, orgId, walletId);
+  if (walletName !== undefined && walletName !== wallet.name) {
+    checkName(walletName, 'walletName');
+    await requireUniqueWalletName(ctx.repos, orgId, walletName, wallet.id);
+    await ctx.repos.wallets.update(orgId, wallet.id, { name: walletName }, ctx.now);
+  }
+  return { walletId: wallet.id };
+}
+
+function notExported(what: string, ids: string[]) {
+  return new SigilError(
+    'WALLET_ACCOUNT_NOT_EXPORTED',
+    `${what} ${ids.join(', ')} ${ids.length === 1 ? 'has' : 'have'} not been exported; export first or set deleteWithoutExport to delete without a backup`,
+  );
+}
+
+/** delete_wallets (turnkey-semantics.md §4 "Delete"): never-exported wallets need deleteWithoutExport. */
+export async function deleteWallets(ctx: ActivityContext, walletIds: string[], deleteWithoutExport = false) {
+  if (walletIds.length === 0) throw invalid('walletIds must list at least one wallet');
+  const orgId = ctx.organization.id;
+  const unique = [...new Set(walletIds)];
+  const wallets = await ctx.repos.wallets.getMany(orgId, unique);
+  if (wallets.length !== unique.length) {
+    const have = new Set(wallets.map((w) => w.id));
+    throw notFound(`wallet not found: ${unique.filter((w) => !have.has(w)).join(', ')}`);
+  }
+  const unexported = wallets.filter((w) => w.exported !== 1).map((w) => w.id);
+  if (unexported.length > 0 && !deleteWithoutExport) throw notExported('wallet', unexported);
+  await ctx.repos.wallets.delete(orgId, unique);
+  return { walletIds: unique };
+}
+
+export async function deleteWalletAccounts(ctx: ActivityContext, accountIds: string[], deleteWithoutExport = false) {
+  if (accountIds.length === 0) throw invalid('walletAccountIds must list at least one account');
+  const orgId = ctx.organization.id;
+  const unique = [...new Set(accountIds)];
+  const accounts = await ctx.repos.wallets.accountsById(orgId, unique);
+  if (accounts.length !== unique.length) {
+    const have = new Set(accounts.map((a) => a.id));
+    throw notFound(`wallet account not part of your organization: ${unique.filter((a) => !have.has(a)).join(', ')}`);
+  }
+  const walletExported = new Map(
+    (await ctx.repos.wallets.getMany(orgId, [...new Set(accounts.map((a) => a.wallet_id))])).map((w) => [w.id, w.exported === 1]),
+  );
+  const unexported = accounts.filter((a) => a.exported !== 1 && !walletExported.get(a.wallet_id)).map((a) => a.id);
+  if (unexported.length > 0 && !deleteWithoutExport) throw notExported('wallet account', unexported);
+  await ctx.repos.wallets.deleteAccounts(orgId, unique);
+  return { walletAccountIds: unique };
+}
+
+/** get_wallet_account by address or by path (interface-spec.md §4.6). */
+export async function findWalletAccount(repos: Repositories, organizationId: string, walletId: string, by: { address?: string; path?: string }) {
+  await requireWallet(repos, organizationId, walletId);
+  if (by.address) {
+    const found = (await repos.wallets.accountsByAddress(organizationId, by.address)).find((a) => a.wallet_id === walletId);
+    if (!found) throw notFound(`wallet account not found: no account of wallet ${walletId} has address ${by.address}`);
+    return found;
+  }
+  if (by.path) {
+    const candidates = new Set<string>();
+    for (const curve of ['CURVE_SECP256K1', 'CURVE_ED25519'] as const) candidates.add(canonicalDerivationPath(curve, by.path));
+    const rows = await repos.wallets.accountByPathKey(walletId, [...candidates]);
+    const found = rows.find((r) => r.path_key === canonicalDerivationPath(r.curve as Curve, by.path!));
+    if (!found) throw notFound(`wallet account not found: wallet ${walletId} has no account at path ${by.path}`);
+    return found;
+  }
+  throw invalid('bad request body: give the account address or its path');
+}
