@@ -1,16 +1,21 @@
 // `npm run bench`: starts a real Sigil (embedded SQLite, durable commits) and drives it through the
-// official @turnkey/sdk-server client, reporting requests/s and p50/p99 latency per scenario and
-// concurrency. Figures are printed and written to bench/results/<date>.json; no test asserts them.
+// official clients, printing requests/s and p50/p99 latency per scenario and concurrency, plus the
+// raw-crypto ceiling of one signing request (stamp verify + sign, no HTTP, no database) measured in
+// the same run. Results are also written to bench/results/<date>.json; no test asserts them.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Turnkey } from '@turnkey/sdk-server';
+import { TurnkeyClient } from '@turnkey/http';
+import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import { serializeTransaction, parseEther } from 'viem';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 
 function startSigil(dataDir, env) {
   const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
@@ -36,10 +41,10 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function measure(name, concurrency, fn) {
+async function measure(name, concurrency, fn, durationMs = DURATION_MS) {
   const latencies = [];
   let errors = 0;
-  const deadline = performance.now() + DURATION_MS;
+  const deadline = performance.now() + durationMs;
   const started = performance.now();
   let seq = 0;
   await Promise.all(
@@ -69,33 +74,86 @@ async function measure(name, concurrency, fn) {
   };
 }
 
+/** What one signing request costs in crypto alone: stamp verification plus an ECDSA signature. */
+async function rawCryptoCeiling(root) {
+  const { verifyP256Der } = await import('../dist/crypto/p256.js');
+  const { getSigningKey } = await import('../dist/crypto/sign.js');
+  const { randomBytes, createHash } = await import('node:crypto');
+  const stamper = new ApiKeyStamper({ apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey });
+  const body = JSON.stringify({ type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', timestampMs: String(Date.now()), organizationId: root.organizationId, parameters: { signWith: '0x', payload: '00'.repeat(32) } });
+  const stamp = JSON.parse(Buffer.from((await stamper.stamp(body)).stampHeaderValue, 'base64url').toString());
+  const key = getSigningKey('CURVE_SECP256K1', new Uint8Array(randomBytes(32)));
+  const bytes = Buffer.from(body);
+  const n = 5000;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    if (!verifyP256Der(stamp.publicKey, bytes, stamp.signature)) throw new Error('stamp did not verify');
+    key.signPayload(createHash('sha256').update(bytes).update(String(i)).digest(), 'HASH_FUNCTION_NO_OP');
+  }
+  const perSecond = Math.round(n / ((performance.now() - t0) / 1000));
+  return { scenario: 'raw crypto ceiling (stamp verify + secp256k1 sign, one core)', concurrency: 1, requests: n, errors: 0, perSecond, p50ms: NaN, p99ms: NaN };
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'sigil-bench-'));
 const env = { ...process.env };
 delete env.DATABASE_URL;
 const { url, root, child } = await startSigil(dataDir, env);
-const api = new Turnkey({
-  apiBaseUrl: url,
-  apiPublicKey: root.apiPublicKey,
-  apiPrivateKey: root.apiPrivateKey,
-  defaultOrganizationId: root.organizationId,
-}).apiClient();
+const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
+const http = new TurnkeyClient({ baseUrl: url }, new ApiKeyStamper({ apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey }));
+const orgId = root.organizationId;
+const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
+const { addresses } = await api.createWallet({ walletName: 'bench', accounts: [ETH] });
+const signWith = addresses[0];
+const unsignedTx = serializeTransaction({ type: 'eip1559', chainId: 1, nonce: 1, to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: parseEther('1'), maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, gas: 21000n }).slice(2);
 
+const want = (name) => !ONLY || ONLY.has(name);
 const results = [];
 const run = Date.now();
+if (want('raw')) results.push(await rawCryptoCeiling(root));
 for (const concurrency of [1, 16]) {
-  results.push(await measure('get_whoami', concurrency, () => api.getWhoami({})));
-  results.push(
-    await measure('create_users', concurrency, (i) =>
-      api.createUsers({
-        users: [{ userName: `bench-${run}-${concurrency}-${i}`, userEmail: `b${i}@example.com`, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
-      }),
-    ),
-  );
+  if (want('get_whoami')) results.push(await measure('get_whoami (sdk-server)', concurrency, () => api.getWhoami({})));
+  if (want('create_users'))
+    results.push(
+      await measure('create_users (sdk-server)', concurrency, (i) =>
+        api.createUsers({ users: [{ userName: `bench-${run}-${concurrency}-${i}`, userEmail: `b${i}@example.com`, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }),
+      ),
+    );
+}
+for (const concurrency of [1, 16, 64]) {
+  if (want('sign_raw_payload'))
+    results.push(
+      await measure('sign_raw_payload secp256k1 ETH (@turnkey/http)', concurrency, (i) =>
+        http.signRawPayload({
+          type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+          timestampMs: String(Date.now()),
+          organizationId: orgId,
+          parameters: { signWith, payload: (i.toString(16) + 'ab'.repeat(32)).slice(0, 64).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+        }),
+      ),
+    );
+  if (want('sign_transaction'))
+    results.push(
+      await measure('sign_transaction EIP-1559 (@turnkey/http)', concurrency, () =>
+        http.signTransaction({
+          type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+          timestampMs: String(Date.now()),
+          organizationId: orgId,
+          parameters: { signWith, unsignedTransaction: unsignedTx, type: 'TRANSACTION_TYPE_ETHEREUM' },
+        }),
+      ),
+    );
+}
+if (want('create_wallet')) {
+  for (const count of [1, 100]) {
+    const accounts = Array.from({ length: count }, (_, i) => ({ ...ETH, path: `m/44'/60'/0'/0/${i}` }));
+    const r = await measure(`create_wallet with ${count} account(s) (sdk-server)`, 1, (i) => api.createWallet({ walletName: `w-${run}-${count}-${i}`, accounts }), Math.min(DURATION_MS, 3000));
+    results.push(r);
+  }
 }
 child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
 
-console.log(`\nSigil bench (SQLite, durable commits, ${DURATION_MS} ms per row, official @turnkey/sdk-server client in one process)`);
+console.log(`\nSigil bench: SQLite with durable commits, ${DURATION_MS} ms per row, clients in one separate process`);
 console.table(results);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 const file = join(ROOT, 'bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
