@@ -1,7 +1,7 @@
 // Reads activity records for get_activity, list_activities and submit responses, with their votes
 // and the voters' user records.
 import { SigilError } from '../errors/errors.js';
-import type { ActivityRow, Repositories } from '../store/index.js';
+import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
 import { renderActivity, type UserRenderer, type Viewer } from './record.js';
 
 export class ActivityRecords {
@@ -10,8 +10,9 @@ export class ActivityRecords {
     private readonly renderUsers: UserRenderer,
   ) {}
 
-  async render(rows: ActivityRow[], viewer?: Viewer, repos: Repositories = this.repos) {
-    const votes = await repos.activities.votes(rows.map((r) => r.id));
+  async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[]) {
+    // A just-recorded activity brings its votes along; no need to read them back.
+    const votes = knownVotes ?? (await this.repos.activities.votes(rows.map((r) => r.id)));
     const byOrg = new Map<string, Set<string>>();
     for (const v of votes) {
       if (!byOrg.has(v.organization_id)) byOrg.set(v.organization_id, new Set());

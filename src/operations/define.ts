@@ -25,6 +25,13 @@ export interface ActivityDeclaration<P = any, R = any> {
   authorization?: Authorization;
   /** Parameter fields never logged or stored in plaintext. */
   secretFields?: string[];
+  /**
+   * 'transactional' (default): execute writes through the activity's transaction.
+   * 'pure': execute only reads and computes (signing); its result is recorded afterwards in a
+   * grouped commit, so the slow part never holds the write lock. A pure activity that fails
+   * records nothing.
+   */
+  execution?: 'transactional' | 'pure';
   /** Signing and auth activities answer COMPLETED in the submit response itself. */
   execute(ctx: ActivityContext, params: P): Promise<R>;
 }

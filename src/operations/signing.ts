@@ -17,6 +17,7 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, unknown>({
   aliases: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD'],
   result: 'signRawPayloadResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
     const [signature] = await signRawPayloads(target, { payloads: [p.payload], encoding: p.encoding, hashFunction: p.hashFunction });
@@ -29,6 +30,7 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS',
   result: 'signRawPayloadsResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
     return { signatures: await signRawPayloads(target, p) };
@@ -41,6 +43,7 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
   aliases: ['ACTIVITY_TYPE_SIGN_TRANSACTION'],
   result: 'signTransactionResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
     const parsed = parseForSigning(target, p.type, p.unsignedTransaction);

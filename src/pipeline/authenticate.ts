@@ -25,20 +25,19 @@ export async function resolveCaller(
     throw new SigilError('CREDENTIAL_NOT_FOUND', 'credential ID could not be found in organization or its parent organization');
   }
   const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
-  const rows = await repos.apiKeys.findByPublicKey(orgIds, stamp.publicKey);
+  const rows = await repos.apiKeys.findWithOwner(orgIds, stamp.publicKey);
   // A key in the target organization wins over one in its parent.
-  const key = rows.find((r) => r.organization_id === org.id) ?? rows[0];
-  if (!key) {
+  const found = rows.find((r) => r.key.organization_id === org.id) ?? rows[0];
+  if (!found) {
     throw new SigilError('PUBLIC_KEY_NOT_FOUND', 'could not find public key in organization or its parent organization');
   }
+  const { key, user } = found;
   if (SCHEME_CURVE[stamp.scheme] !== key.curve_type) {
     throw new SigilError('SIGNATURE_INVALID', `could not verify api key signature: scheme ${stamp.scheme} does not match the key's curve ${key.curve_type}`);
   }
   if (isExpired(key, now)) {
     throw new SigilError('API_KEY_EXPIRED', `expired api key: rpc error: code = Unauthenticated desc = expired api key publicKey: ${key.public_key}`);
   }
-  const user = await repos.users.get(key.organization_id, key.user_id);
-  if (!user) throw new SigilError('PUBLIC_KEY_NOT_FOUND', 'could not find public key in organization or its parent organization');
   return {
     organizationId: key.organization_id,
     user,

@@ -14,7 +14,7 @@ import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
 import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/index.js';
-import { isUniqueViolation, type ActivityRow, type Store } from '../store/index.js';
+import { isUniqueViolation, type ActivityRow, type Store, type VoteRow } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { authorizeActivity } from './authorize.js';
 import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
@@ -136,35 +136,50 @@ export class Pipeline {
       created_at: base.now,
       updated_at: base.now,
     };
+    const vote = {
+      id: newId(),
+      activity_id: activityId,
+      organization_id: orgId,
+      user_id: base.caller.user.id,
+      selection: 'VOTE_SELECTION_APPROVED',
+      // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
+      message: decl.secretFields?.length ? fingerprint : rawBody.toString('utf8'),
+      public_key: base.caller.credential.apiKey.public_key,
+      signature: base.caller.credential.signature,
+      scheme: base.caller.credential.scheme,
+      created_at: base.now,
+    };
+    const complete = (result: unknown) => {
+      row.status = ActivityStatus.COMPLETED;
+      row.result = JSON.stringify({ [decl.result]: result ?? {} });
+    };
     try {
-      await store.transaction(async (repos) => {
-        // Recorded before execution; its status and result after, in the same transaction, so a
-        // crash leaves either nothing or the finished activity.
-        await repos.activities.insert(row);
-        await repos.activities.insertVote({
-          id: newId(),
-          activity_id: activityId,
-          organization_id: orgId,
-          user_id: base.caller.user.id,
-          selection: 'VOTE_SELECTION_APPROVED',
-          // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
-          message: decl.secretFields?.length ? fingerprint : rawBody.toString('utf8'),
-          public_key: base.caller.credential.apiKey.public_key,
-          signature: base.caller.credential.signature,
-          scheme: base.caller.credential.scheme,
-          created_at: base.now,
+      if (decision.outcome === 'consensus_needed') {
+        row.status = ActivityStatus.CONSENSUS_NEEDED;
+        await store.groupCommit(async (repos) => {
+          await repos.activities.insert(row);
+          await repos.activities.insertVote(vote);
         });
-        if (decision.outcome === 'consensus_needed') {
-          await repos.activities.finish(activityId, { status: ActivityStatus.CONSENSUS_NEEDED }, base.now);
-          row.status = ActivityStatus.CONSENSUS_NEEDED;
-          return;
-        }
-        const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
-        const result = await decl.execute(ctx, params);
-        row.status = ActivityStatus.COMPLETED;
-        row.result = JSON.stringify({ [decl.result]: result ?? {} });
-        await repos.activities.finish(activityId, { status: row.status, result: row.result }, base.now);
-      });
+      } else if (decl.execution === 'pure') {
+        // Reads and computation happen first; the finished activity is then recorded durably
+        // before the answer leaves. A crash in between loses a result nobody has seen.
+        const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
+        complete(await decl.execute(ctx, params));
+        await store.groupCommit(async (repos) => {
+          await repos.activities.insert(row);
+          await repos.activities.insertVote(vote);
+        });
+      } else {
+        await store.transaction(async (repos) => {
+          // Recorded before execution; its status and result after, in the same transaction, so a
+          // crash leaves either nothing or the finished activity.
+          await repos.activities.insert(row);
+          await repos.activities.insertVote(vote);
+          const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
+          complete(await decl.execute(ctx, params));
+          await repos.activities.finish(activityId, { status: row.status, result: row.result }, base.now);
+        });
+      }
     } catch (err) {
       // A concurrent identical submission won the insert: answer with its activity.
       if (isUniqueViolation(err)) {
@@ -173,11 +188,11 @@ export class Pipeline {
       }
       throw err;
     }
-    return this.respond(decl, row, base.caller);
+    return this.respond(decl, row, base.caller, [vote]);
   }
 
-  private async respond(decl: ActivityDeclaration, row: ActivityRow, caller: Caller): Promise<PipelineResponse> {
-    const [activity] = await this.deps.records.render([row], { userId: caller.user.id });
+  private async respond(decl: ActivityDeclaration, row: ActivityRow, caller: Caller, votes?: VoteRow[]): Promise<PipelineResponse> {
+    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes);
     return {
       body: { activity },
       log: { operation: decl.path, organizationId: row.organization_id, activityId: row.id, status: row.status },

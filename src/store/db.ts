@@ -35,6 +35,24 @@ export interface OpenedDatabase {
 // PostgreSQL returns int8 as strings; every bigint Sigil stores is a millisecond time that fits a double.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
+/**
+ * Kysely prepares every query it runs; preparing costs more than running a small query, and
+ * Kysely emits the same SQL text for the same query shape, so prepared statements are reused.
+ */
+function cacheStatements(database: BetterSqlite3.Database, max = 1000): void {
+  const prepare = database.prepare.bind(database);
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  database.prepare = ((source: string) => {
+    let stmt = statements.get(source);
+    if (!stmt) {
+      stmt = prepare(source);
+      if (statements.size >= max) statements.delete(statements.keys().next().value as string);
+      statements.set(source, stmt);
+    }
+    return stmt;
+  }) as typeof database.prepare;
+}
+
 function openSqlite(dataDir: string): OpenedDatabase {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, 'sigil.sqlite');
@@ -46,6 +64,7 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  cacheStatements(database);
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', location: file };
 }
 

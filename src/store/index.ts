@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import { openDatabase, type Dialect } from './db.js';
 import type { Database } from './schema.js';
+import { GroupCommit } from './group-commit.js';
 import { ActivitiesRepo } from './repositories/activities.js';
 import { ApiKeysRepo } from './repositories/api-keys.js';
 import { MetaRepo } from './repositories/meta.js';
@@ -49,6 +50,7 @@ function bind(db: Kysely<Database>): Repositories {
 export class Store {
   /** Repositories outside any transaction, for reads. */
   readonly repos: Repositories;
+  private readonly group: GroupCommit;
 
   private constructor(
     private readonly db: Kysely<Database>,
@@ -56,6 +58,7 @@ export class Store {
     readonly location: string,
   ) {
     this.repos = bind(db);
+    this.group = new GroupCommit(db);
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
@@ -66,6 +69,14 @@ export class Store {
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(bind(trx)));
+  }
+
+  /**
+   * Runs a short write unit that needs no reads of its own in a shared, grouped commit; resolves once
+   * the commit holding it is durable. Units are isolated from each other by savepoints.
+   */
+  async groupCommit<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.group.submit((trx) => fn(bind(trx)));
   }
 
   async ping(): Promise<void> {
