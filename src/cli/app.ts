@@ -55,6 +55,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
         get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
+      settings: { importBundleTtlMs: config.importBundleTtlMs },
     };
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();

@@ -19,6 +19,8 @@ export interface Config {
   maxRequestAgeMs: number;
   maxRequestFutureMs: number;
   logLevel: string;
+  /** How long an import bundle from init_import_* stays usable. */
+  importBundleTtlMs: number;
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -57,5 +59,6 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     maxRequestAgeMs: DEFAULTS.maxRequestAgeMs,
     maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
     logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
+    importBundleTtlMs: 1000 * int('SIGIL_IMPORT_BUNDLE_TTL_SECONDS', env.SIGIL_IMPORT_BUNDLE_TTL_SECONDS, 15 * 60),
   };
 }

@@ -37,6 +37,7 @@ export interface Services {
   /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
   signer: P256Signer;
   activities: ActivityReader;
+  settings: { importBundleTtlMs: number };
 }
 
 export interface OperationContext {

@@ -11,8 +11,9 @@ import * as users from './users.js';
 import * as privateKeys from './private-keys.js';
 import * as signing from './signing.js';
 import * as wallets from './wallets.js';
+import * as exportImport from './export-import.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, organizations, privateKeys, signing, userTags, users, wallets];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, exportImport, organizations, privateKeys, signing, userTags, users, wallets];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

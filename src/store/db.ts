@@ -10,12 +10,14 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, 
 import type { Database } from './schema.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
+import * as m003 from './migrations/003_import_bundles.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_foundation': m001,
   '002_wallets': m002,
+  '003_import_bundles': m003,
 };
 
 class StaticMigrations implements MigrationProvider {

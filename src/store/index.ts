@@ -12,6 +12,7 @@ import { UserTagsRepo } from './repositories/user-tags.js';
 import { UsersRepo } from './repositories/users.js';
 import { PrivateKeysRepo } from './repositories/private-keys.js';
 import { WalletsRepo } from './repositories/wallets.js';
+import { ImportBundlesRepo } from './repositories/import-bundles.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -21,6 +22,7 @@ export type { UserTagRow } from './repositories/user-tags.js';
 export type { UserRow } from './repositories/users.js';
 export type { Page } from './repositories/pagination.js';
 export type { WalletAccountRow, WalletRow } from './repositories/wallets.js';
+export type { ImportBundleRow } from './repositories/import-bundles.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -32,6 +34,7 @@ export interface Repositories {
   activities: ActivitiesRepo;
   wallets: WalletsRepo;
   privateKeys: PrivateKeysRepo;
+  importBundles: ImportBundlesRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
@@ -44,6 +47,7 @@ function bind(db: Kysely<Database>): Repositories {
     activities: new ActivitiesRepo(db),
     wallets: new WalletsRepo(db),
     privateKeys: new PrivateKeysRepo(db),
+    importBundles: new ImportBundlesRepo(db),
   };
 }
 

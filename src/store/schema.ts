@@ -105,6 +105,7 @@ export interface Database {
   private_key_addresses: PrivateKeyAddressTable;
   private_key_tags: PrivateKeyTagTable;
   private_key_tag_assignments: PrivateKeyTagAssignmentTable;
+  import_bundles: ImportBundleTable;
 }
 
 export interface WalletTable {
@@ -175,4 +176,18 @@ export interface PrivateKeyTagAssignmentTable {
   tag_id: string;
   private_key_id: string;
   organization_id: string;
+}
+
+export interface ImportBundleTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  /** 'wallet' or 'private_key': the activity the bundle was issued for. */
+  kind: string;
+  /** Barrier ciphertext of the target key's private half, bound to (import_bundles, id, target_private_key). */
+  target_private_key: string;
+  import_bundle: string;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
 }
