@@ -24,6 +24,7 @@
 // - Values are read only for declared fields; undeclared message/domain keys are ignored by the hash,
 //   and therefore also left out of the policy view, so a policy can only look at signed data.
 
+import { concatBytes } from './bytes.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { CryptoInputError, describeValue } from './errors.js';
 import { rlpEncode } from './tx/rlp.js';
@@ -634,25 +635,13 @@ function word(n: bigint): Uint8Array {
   return hexToBytes(v.toString(16).padStart(64, '0'));
 }
 
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  let len = 0;
-  for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 /** The 32-byte encoding of one value in encodeData. */
 function encodeValue(table: TypeTable, ref: TypeRef, v: Eip712Value): Uint8Array {
   switch (ref.kind) {
     case 'struct':
       return hashStructWith(table, ref.name, v as Eip712Struct);
     case 'array':
-      return keccak_256(concatBytes((v as readonly Eip712Value[]).map((item) => encodeValue(table, ref.of, item))));
+      return keccak_256(concatBytes(...(v as readonly Eip712Value[]).map((item) => encodeValue(table, ref.of, item))));
     case 'string':
       return keccak_256(utf8.encode(v as string));
     case 'bytes':
@@ -678,7 +667,7 @@ function encodeValue(table: TypeTable, ref: TypeRef, v: Eip712Value): Uint8Array
 function hashStructWith(table: TypeTable, name: string, value: Eip712Struct): Uint8Array {
   const parts = [table.typeHash(name)];
   for (const f of table.fields(name)) parts.push(encodeValue(table, table.resolve(f.type, name), value[f.name]));
-  return keccak_256(concatBytes(parts));
+  return keccak_256(concatBytes(...parts));
 }
 
 /** EIP-712 encodeType of a struct of `typed` (e.g. `Mail(Person from,Person to,string contents)Person(...)`). */
@@ -700,7 +689,7 @@ export function hashTypedData(typed: Eip712TypedData): Uint8Array {
   const table = new TypeTable(typed.types);
   const parts = [Uint8Array.of(0x19, 0x01), hashStructWith(table, DOMAIN, typed.domain)];
   if (typed.primaryType !== DOMAIN) parts.push(hashStructWith(table, typed.primaryType, typed.message));
-  return keccak_256(concatBytes(parts));
+  return keccak_256(concatBytes(...parts));
 }
 
 // ------------------------------------------------------------------------------------------ policy view

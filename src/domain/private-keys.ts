@@ -8,6 +8,7 @@ import { isValidPrivateKey, publicKeyFromPrivate } from '../crypto/keys.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow, Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
+import { requireAll } from './lookup.js';
 import type { ActivityContext } from './context.js';
 import { PRIVATE_KEY_AT } from './key-material.js';
 import { timestamp } from './records.js';
@@ -28,13 +29,7 @@ function randomPrivateKey(curve: Curve): Uint8Array {
 }
 
 async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
-  const unique = [...new Set(tagIds)];
-  const found = await repos.privateKeys.tags(organizationId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((t) => t.id));
-    throw notFound(`${field}: private key tag not found: ${unique.filter((t) => !have.has(t)).join(', ')}`);
-  }
-  return unique;
+  return (await requireAll(tagIds, (ids) => repos.privateKeys.tags(organizationId, ids), `${field}: private key tag not found`)).ids;
 }
 
 /** Stores one key with its addresses and tags; shared by create_private_keys and import_private_key. */
@@ -121,12 +116,7 @@ export async function privateKeyRecords(repos: Repositories, rows: PrivateKeyRow
 export async function deletePrivateKeys(ctx: ActivityContext, ids: string[], deleteWithoutExport = false) {
   if (ids.length === 0) throw invalid('privateKeyIds must list at least one key');
   const orgId = ctx.organization.id;
-  const unique = [...new Set(ids)];
-  const rows = await ctx.repos.privateKeys.getMany(orgId, unique);
-  if (rows.length !== unique.length) {
-    const have = new Set(rows.map((r) => r.id));
-    throw notFound(`private key not found: ${unique.filter((k) => !have.has(k)).join(', ')}`);
-  }
+  const { ids: unique, rows } = await requireAll(ids, (u) => ctx.repos.privateKeys.getMany(orgId, u), 'private key not found');
   const unexported = rows.filter((r) => r.exported !== 1).map((r) => r.id);
   if (unexported.length > 0 && !deleteWithoutExport) {
     throw new SigilError(
@@ -151,13 +141,7 @@ export function privateKeyTagRecord(row: PrivateKeyTagRow) {
 }
 
 async function requireKeys(repos: Repositories, organizationId: string, ids: string[], field: string): Promise<string[]> {
-  const unique = [...new Set(ids)];
-  const found = await repos.privateKeys.getMany(organizationId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((k) => k.id));
-    throw notFound(`${field}: private key not found: ${unique.filter((k) => !have.has(k)).join(', ')}`);
-  }
-  return unique;
+  return (await requireAll(ids, (u) => repos.privateKeys.getMany(organizationId, u), `${field}: private key not found`)).ids;
 }
 
 async function requireUniqueTagName(repos: Repositories, organizationId: string, name: string, exceptId?: string) {
@@ -200,12 +184,7 @@ export async function updatePrivateKeyTag(
 export async function deletePrivateKeyTags(ctx: ActivityContext, tagIds: string[]) {
   if (tagIds.length === 0) throw invalid('privateKeyTagIds must list at least one tag');
   const orgId = ctx.organization.id;
-  const unique = [...new Set(tagIds)];
-  const found = await ctx.repos.privateKeys.tags(orgId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((t) => t.id));
-    throw notFound(`private key tag not found: ${unique.filter((t) => !have.has(t)).join(', ')}`);
-  }
+  const { ids: unique } = await requireAll(tagIds, (u) => ctx.repos.privateKeys.tags(orgId, u), 'private key tag not found');
   const affected = await ctx.repos.privateKeys.keysWithTags(unique);
   await ctx.repos.privateKeys.deleteTags(orgId, unique);
   return { privateKeyTagIds: unique, privateKeyIds: affected };

@@ -3,6 +3,7 @@
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { Repositories, UserTagRow } from '../store/index.js';
 import { checkName } from './contacts.js';
+import { requireAll } from './lookup.js';
 import type { ActivityContext } from './context.js';
 import { timestamp, type TimestampObject } from './records.js';
 
@@ -15,13 +16,7 @@ export interface TagRecord {
 }
 
 async function requireUsers(repos: Repositories, organizationId: string, userIds: string[], field: string): Promise<string[]> {
-  const unique = [...new Set(userIds)];
-  const found = await repos.users.getMany(organizationId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((u) => u.id));
-    throw notFound(`${field}: user not found: ${unique.filter((u) => !have.has(u)).join(', ')}`);
-  }
-  return unique;
+  return (await requireAll(userIds, (ids) => repos.users.getMany(organizationId, ids), `${field}: user not found`)).ids;
 }
 
 async function requireUniqueName(repos: Repositories, organizationId: string, name: string, exceptId?: string) {

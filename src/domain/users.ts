@@ -4,6 +4,7 @@ import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { Repositories, UserRow } from '../store/index.js';
 import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import { requireAll } from './lookup.js';
 import { timestamp, type TimestampObject } from './records.js';
 import type { ActivityContext } from './context.js';
 
@@ -38,13 +39,7 @@ export async function requireUser(repos: Repositories, organizationId: string, u
 }
 
 async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
-  const unique = [...new Set(tagIds)];
-  const found = await repos.userTags.getMany(organizationId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((t) => t.id));
-    throw notFound(`${field}: user tag not found: ${unique.filter((t) => !have.has(t)).join(', ')}`);
-  }
-  return unique;
+  return (await requireAll(tagIds, (ids) => repos.userTags.getMany(organizationId, ids), `${field}: user tag not found`)).ids;
 }
 
 /** Creates users with their API keys and tags; all or nothing (the caller's transaction). */
@@ -111,12 +106,7 @@ export async function updateUser(ctx: ActivityContext, userId: string, changes: 
 export async function deleteUsers(ctx: ActivityContext, userIds: string[]): Promise<string[]> {
   if (userIds.length === 0) throw invalid('userIds must list at least one user');
   const orgId = ctx.organization.id;
-  const unique = [...new Set(userIds)];
-  const found = await ctx.repos.users.getMany(orgId, unique);
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((u) => u.id));
-    throw notFound(`user not found: ${unique.filter((u) => !have.has(u)).join(', ')}`);
-  }
+  const { ids: unique } = await requireAll(userIds, (ids) => ctx.repos.users.getMany(orgId, ids), 'user not found');
   const quorum = new Set(await ctx.repos.organizations.rootQuorumUserIds(orgId));
   const inQuorum = unique.filter((u) => quorum.has(u));
   if (inQuorum.length > 0) {

@@ -9,6 +9,7 @@ import { deriveKey } from '../crypto/hd.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { Repositories, WalletAccountRow, WalletRow } from '../store/index.js';
 import { checkName } from './contacts.js';
+import { requireAll } from './lookup.js';
 import type { ActivityContext, OperationContext } from './context.js';
 import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
 import { timestamp, type TimestampObject } from './records.js';
@@ -207,12 +208,7 @@ function notExported(what: string, ids: string[]) {
 export async function deleteWallets(ctx: ActivityContext, walletIds: string[], deleteWithoutExport = false) {
   if (walletIds.length === 0) throw invalid('walletIds must list at least one wallet');
   const orgId = ctx.organization.id;
-  const unique = [...new Set(walletIds)];
-  const wallets = await ctx.repos.wallets.getMany(orgId, unique);
-  if (wallets.length !== unique.length) {
-    const have = new Set(wallets.map((w) => w.id));
-    throw notFound(`wallet not found: ${unique.filter((w) => !have.has(w)).join(', ')}`);
-  }
+  const { ids: unique, rows: wallets } = await requireAll(walletIds, (ids) => ctx.repos.wallets.getMany(orgId, ids), 'wallet not found');
   const unexported = wallets.filter((w) => w.exported !== 1).map((w) => w.id);
   if (unexported.length > 0 && !deleteWithoutExport) throw notExported('wallet', unexported);
   await ctx.repos.wallets.delete(orgId, unique);
@@ -222,12 +218,11 @@ export async function deleteWallets(ctx: ActivityContext, walletIds: string[], d
 export async function deleteWalletAccounts(ctx: ActivityContext, accountIds: string[], deleteWithoutExport = false) {
   if (accountIds.length === 0) throw invalid('walletAccountIds must list at least one account');
   const orgId = ctx.organization.id;
-  const unique = [...new Set(accountIds)];
-  const accounts = await ctx.repos.wallets.accountsById(orgId, unique);
-  if (accounts.length !== unique.length) {
-    const have = new Set(accounts.map((a) => a.id));
-    throw notFound(`wallet account not part of your organization: ${unique.filter((a) => !have.has(a)).join(', ')}`);
-  }
+  const { ids: unique, rows: accounts } = await requireAll(
+    accountIds,
+    (ids) => ctx.repos.wallets.accountsById(orgId, ids),
+    'wallet account not part of your organization',
+  );
   const walletExported = new Map(
     (await ctx.repos.wallets.getMany(orgId, [...new Set(accounts.map((a) => a.wallet_id))])).map((w) => [w.id, w.exported === 1]),
   );
