@@ -6,11 +6,24 @@ import { randomBytes } from 'node:crypto';
 let lastMs = 0;
 let counter = 0;
 
+// Randomness is drawn in blocks: one call to the CSPRNG per 256 ids instead of one per id.
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+function random(n: number): Buffer {
+  if (poolOffset + n > pool.length) {
+    pool = randomBytes(4096);
+    poolOffset = 0;
+  }
+  const out = pool.subarray(poolOffset, poolOffset + n);
+  poolOffset += n;
+  return out;
+}
+
 export function newId(): string {
   const ms = Date.now();
   if (ms > lastMs) {
     lastMs = ms;
-    counter = randomBytes(2).readUInt16BE(0) & 0x3ff; // random start leaves room to count up
+    counter = random(2).readUInt16BE(0) & 0x3ff; // random start leaves room to count up
   } else {
     counter++;
     if (counter > 0xfff) {
@@ -19,7 +32,7 @@ export function newId(): string {
       counter = 0;
     }
   }
-  const b = randomBytes(16);
+  const b = Buffer.from(random(16));
   b.writeUIntBE(lastMs, 0, 6);
   b[6] = 0x70 | (counter >> 8); // version 7 + 12-bit counter (rand_a)
   b[7] = counter & 0xff;

@@ -29,13 +29,14 @@ export interface SigningTarget {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function addressCandidates(signWith: string): string[] {
+/** Spellings of `signWith` to look up, most likely first; computed lazily because hashing costs. */
+function* addressCandidates(signWith: string): Generator<string> {
+  yield signWith;
   // EVM addresses are often passed lowercased; stored addresses are EIP-55 checksummed.
   if (/^0x[0-9a-fA-F]{40}$/.test(signWith)) {
     const checksummed = toChecksumAddress(signWith.toLowerCase());
-    return checksummed === signWith ? [signWith] : [signWith, checksummed];
+    if (checksummed !== signWith) yield checksummed;
   }
-  return [signWith];
 }
 
 export async function resolveSigningTarget(
