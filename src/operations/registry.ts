@@ -12,8 +12,10 @@ import * as privateKeys from './private-keys.js';
 import * as signing from './signing.js';
 import * as wallets from './wallets.js';
 import * as exportImport from './export-import.js';
+import * as consensus from './consensus.js';
+import * as policies from './policies.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, exportImport, organizations, privateKeys, signing, userTags, users, wallets];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];
