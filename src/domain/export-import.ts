@@ -9,7 +9,9 @@ import type { Curve } from '../crypto/curves.js';
 import { isValidPrivateKey } from '../crypto/keys.js';
 import { generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
 import { SigilError, invalid, notAuthorized, notFound } from '../errors/errors.js';
-import type { ActivityContext } from './context.js';
+import type { ActivityContext, OperationContext } from './context.js';
+import type { PolicyContext } from '../policy/index.js';
+import { parseDerivationPath, HARDENED_OFFSET } from '../crypto/hd-path.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT, openMnemonic } from './key-material.js';
 import { requirePrivateKey, storePrivateKey } from './private-keys.js';
 import { requireUser } from './users.js';
@@ -171,4 +173,50 @@ export async function importPrivateKey(
   } finally {
     plaintext.fill(0);
   }
+}
+
+/**
+ * What export policies see (turnkey-semantics.md §1.3): the target wallet, private key, or wallet
+ * account; for EXPORT_WALLET_ACCOUNT the account's path, curve and format too.
+ */
+export async function exportPolicyKeywords(
+  ctx: OperationContext,
+  target: { walletId?: string; address?: string; privateKeyId?: string },
+): Promise<PolicyContext> {
+  const orgId = ctx.organization.id;
+  const walletKeyword = (w: { id: string; imported: number; exported: number; name: string }) => ({
+    id: w.id,
+    imported: w.imported === 1,
+    exported: w.exported === 1,
+    label: w.name,
+  });
+  if (target.walletId) {
+    const w = await ctx.repos.wallets.get(orgId, target.walletId);
+    return w ? { wallet: walletKeyword(w) } : {};
+  }
+  if (target.address) {
+    const [a] = await ctx.repos.wallets.accountsByAddress(orgId, target.address);
+    if (!a) return {};
+    const w = await ctx.repos.wallets.get(orgId, a.wallet_id);
+    const indexes = parseDerivationPath(a.path);
+    return {
+      wallet_account: {
+        address: a.address,
+        path: a.path,
+        path_indexes: indexes.map((i) => (i >= HARDENED_OFFSET ? i - HARDENED_OFFSET : i)),
+        path_hardened: indexes.map((i) => i >= HARDENED_OFFSET),
+        wallet_id: a.wallet_id,
+        curve: a.curve,
+        address_format: a.address_format,
+      },
+      ...(w ? { wallet: walletKeyword(w) } : {}),
+    };
+  }
+  if (target.privateKeyId) {
+    const k = await ctx.repos.privateKeys.get(orgId, target.privateKeyId);
+    if (!k) return {};
+    const tags = await ctx.repos.privateKeys.tagIdsOf([k.id]);
+    return { private_key: { id: k.id, tags: tags.get(k.id) ?? [], imported: k.imported === 1, exported: k.exported === 1, label: k.name } };
+  }
+  return {};
 }

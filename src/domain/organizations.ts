@@ -1,6 +1,7 @@
 // Organizations: the root organization created by `sigil init`, renaming, and the
 // v1OrganizationData record served by get_organization (swagger v1OrganizationData).
-import { SigilError } from '../errors/errors.js';
+import { SigilError, invalid } from '../errors/errors.js';
+import { requireAll } from './lookup.js';
 import type { OrganizationRow, Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
 import type { ActivityContext } from './context.js';
@@ -39,4 +40,13 @@ export async function organizationData(repos: Repositories, org: OrganizationRow
     wallets: [],
     smartContractInterfaceReferences: [],
   };
+}
+
+/** update_root_quorum (interface-spec.md §4.3): threshold 1..number of members, all of them users here. */
+export async function updateRootQuorum(ctx: ActivityContext, threshold: number, userIds: string[]) {
+  const { ids } = await requireAll(userIds, (u) => ctx.repos.users.getMany(ctx.organization.id, u), 'quorum users missing: not users of this organization');
+  if (!Number.isInteger(threshold) || threshold < 1) throw invalid('quorum threshold must be non-zero integer');
+  if (ids.length === 0) throw invalid('quorum users missing: the root quorum needs at least one user');
+  if (threshold > ids.length) throw invalid(`quorum threshold ${threshold} exceeds the ${ids.length} quorum users`);
+  await ctx.repos.organizations.setRootQuorum(ctx.organization.id, threshold, ids, ctx.now);
 }

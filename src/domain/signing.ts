@@ -5,7 +5,15 @@
 // row; nothing is derived from the mnemonic per request.
 import { toChecksumAddress } from '../crypto/addresses/ethereum.js';
 import type { Curve } from '../crypto/curves.js';
-import { eip7702AuthorizationDigest, hashTypedData, parseEip7702Authorization, parseTypedData } from '../crypto/eip712.js';
+import {
+  eip712PolicyFields,
+  eip7702AuthorizationDigest,
+  eip7702PolicyFields,
+  hashTypedData,
+  parseEip7702Authorization,
+  parseTypedData,
+} from '../crypto/eip712.js';
+import { caseInsensitive, type PolicyContext } from '../policy/index.js';
 import { getSigningKey, signEd25519, signSchnorr, signSecp256k1Digest, type RawSignature, type SignatureScheme } from '../crypto/sign.js';
 import { ed25519PrivateKeyObject } from '../crypto/keys.js';
 import { parseTransaction, type TransactionType, type TxSigningKey } from '../crypto/tx/index.js';
@@ -174,4 +182,21 @@ export function signParsedTransaction(target: SigningTarget, parsed: ReturnType<
   } finally {
     secret.fill(0);
   }
+}
+
+/** The keywords a raw payload exposes to policies: EIP-712 typed data and EIP-7702 authorizations (§1.4). */
+export function payloadPolicyKeywords(encoding: string, payload: string): PolicyContext {
+  if (encoding === 'PAYLOAD_ENCODING_EIP712') {
+    return { eth: { eip_712: eip712PolicyFields(parseTypedData(payload), { markCaseInsensitive: caseInsensitive }) as never } };
+  }
+  if (encoding === 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') {
+    return { eth: { eip_7702_authorization: eip7702PolicyFields(parseEip7702Authorization(payload)) } };
+  }
+  return {};
+}
+
+/** The transaction keyword (`eth.tx`, `solana.tx`, `tron.tx`, `bitcoin.tx`) of a parsed transaction. */
+export function transactionPolicyKeywords(parsed: ReturnType<typeof parseForSigning>): PolicyContext {
+  const [chain] = parsed.policy.keyword.split('.');
+  return { [chain]: { tx: parsed.policy.value } } as PolicyContext;
 }

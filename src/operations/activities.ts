@@ -1,6 +1,6 @@
 // Activity queries: get_activity (returns v1ActivityResponse) and list_activities (swagger
 // v1GetActivitiesRequest: status/type filters and cursor pagination, newest first).
-import { pageLimit } from '../domain/records.js';
+import { pageLimit, timestamp } from '../domain/records.js';
 import { notFound } from '../errors/errors.js';
 import { defineQuery } from './define.js';
 
@@ -39,5 +39,27 @@ export const listActivitiesOp = defineQuery<
       ctx.caller,
     );
     return { activities };
+  },
+});
+
+// Which policies were evaluated for an activity and their outcomes, one record per vote
+// (turnkey-semantics.md §1.4: evaluation re-runs on every vote).
+export const getPolicyEvaluationsOp = defineQuery<{ organizationId: string; activityId: string }, unknown>({
+  path: 'get_policy_evaluations',
+  request: 'v1GetPolicyEvaluationsRequest',
+  execute: async (ctx, b) => {
+    const activity = await ctx.repos.activities.get(ctx.organization.id, b.activityId);
+    if (!activity) throw notFound(`activity not found: ${b.activityId}`);
+    const rows = await ctx.repos.policyEvaluations.listForActivity(ctx.organization.id, b.activityId);
+    return {
+      policyEvaluations: rows.map((r) => ({
+        id: r.id,
+        activityId: r.activity_id,
+        organizationId: r.organization_id,
+        voteId: r.vote_id ?? '',
+        policyEvaluations: JSON.parse(r.evaluations),
+        createdAt: timestamp(r.created_at),
+      })),
+    };
   },
 });

@@ -11,6 +11,8 @@ export const createApiKeysOp = defineActivity<{ apiKeys: ApiKeyParams[]; userId:
   aliases: ['ACTIVITY_TYPE_CREATE_API_KEYS'],
   result: 'createApiKeysResult',
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
+  policyParams: (p) => ({ user_id: p.userId }),
+  selfService: (caller, p) => caller.user.id === p.userId,
   execute: async (ctx, p) => {
     const orgId = ctx.organization.id;
     if (p.apiKeys.length === 0) throw invalid('apiKeys must list at least one key');
@@ -26,6 +28,8 @@ export const deleteApiKeysOp = defineActivity<{ userId: string; apiKeyIds: strin
   type: 'ACTIVITY_TYPE_DELETE_API_KEYS',
   result: 'deleteApiKeysResult',
   policy: { resource: 'CREDENTIAL', action: 'DELETE' },
+  policyParams: (p) => ({ user_id: p.userId, api_key_ids: p.apiKeyIds }),
+  selfService: (caller, p) => caller.user.id === p.userId,
   execute: async (ctx, p) => {
     const orgId = ctx.organization.id;
     if (p.apiKeyIds.length === 0) throw invalid('apiKeyIds must list at least one key');

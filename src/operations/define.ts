@@ -1,14 +1,17 @@
 // Operations are data (DESIGN.md "An operation is data"): each declares its path segment, type
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
-import type { ActivityContext, OperationContext } from '../domain/context.js';
+import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
+import type { PolicyContext } from '../policy/index.js';
 
 /** How an activity is authorized before the policy engine has its say (turnkey-semantics.md §1.4, §2). */
 export type Authorization =
-  /** Root quorum, or (later) a policy that allows it. */
+  /** Root quorum, or a policy that allows it. */
   | 'policy'
   /** Only the root quorum may run it; no policy can allow it (update_root_quorum, update_organization_name…). */
-  | 'root_quorum_only';
+  | 'root_quorum_only'
+  /** A vote on another activity (approve_activity, reject_activity): allowed to members of the organization. */
+  | 'vote';
 
 export interface ActivityDeclaration<P = any, R = any> {
   kind: 'activity';
@@ -18,11 +21,17 @@ export interface ActivityDeclaration<P = any, R = any> {
   type: string;
   /** Older type values still accepted on this path (turnkey-contract.md Traps 11). */
   aliases?: string[];
-  /** The v1Result member the result is returned under. */
-  result: string;
+  /** The v1Result member the result is returned under; votes have none. */
+  result?: string;
   /** What the policy engine sees as activity.resource / activity.action. */
   policy: { resource: string; action: string };
   authorization?: Authorization;
+  /** `activity.params` as policies see them (turnkey-semantics.md §1.3 "activity.params"). */
+  policyParams?: (params: P) => Record<string, unknown>;
+  /** The keywords this activity populates for policies: wallet, private_key, eth.tx… (§1.4 "Keyword population"). */
+  policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext>;
+  /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
+  selfService?: (caller: Caller, params: P) => boolean;
   /** Parameter fields never logged or stored in plaintext. */
   secretFields?: string[];
   /**

@@ -3,7 +3,15 @@
 // init_import_private_key, import_private_key.
 import type { MnemonicLanguage } from '../crypto/bip39.js';
 import type { Curve } from '../crypto/curves.js';
-import { exportPrivateKey, exportWallet, exportWalletAccount, importPrivateKey, importWallet, initImport } from '../domain/export-import.js';
+import {
+  exportPolicyKeywords,
+  exportPrivateKey,
+  exportWallet,
+  exportWalletAccount,
+  importPrivateKey,
+  importWallet,
+  initImport,
+} from '../domain/export-import.js';
 import type { WalletAccountParams } from '../domain/wallets.js';
 import { defineActivity } from './define.js';
 
@@ -12,6 +20,8 @@ export const exportWalletOp = defineActivity<{ walletId: string; targetPublicKey
   type: 'ACTIVITY_TYPE_EXPORT_WALLET',
   result: 'exportWalletResult',
   policy: { resource: 'WALLET', action: 'EXPORT' },
+  policyParams: (p) => ({ target_public_key: p.targetPublicKey }),
+  policyContext: (ctx, p) => exportPolicyKeywords(ctx, { walletId: p.walletId }),
   execute: (ctx, p) => exportWallet(ctx, p),
 });
 
@@ -20,6 +30,8 @@ export const exportWalletAccountOp = defineActivity<{ address: string; targetPub
   type: 'ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT',
   result: 'exportWalletAccountResult',
   policy: { resource: 'WALLET', action: 'EXPORT' },
+  policyParams: (p) => ({ target_public_key: p.targetPublicKey }),
+  policyContext: (ctx, p) => exportPolicyKeywords(ctx, { address: p.address }),
   execute: (ctx, p) => exportWalletAccount(ctx, p),
 });
 
@@ -28,6 +40,8 @@ export const exportPrivateKeyOp = defineActivity<{ privateKeyId: string; targetP
   type: 'ACTIVITY_TYPE_EXPORT_PRIVATE_KEY',
   result: 'exportPrivateKeyResult',
   policy: { resource: 'PRIVATE_KEY', action: 'EXPORT' },
+  policyParams: (p) => ({ target_public_key: p.targetPublicKey }),
+  policyContext: (ctx, p) => exportPolicyKeywords(ctx, { privateKeyId: p.privateKeyId }),
   execute: (ctx, p) => exportPrivateKey(ctx, p),
 });
 

@@ -1,6 +1,6 @@
 // Organization and identity operations: update_organization_name (root quorum only,
 // interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
-import { organizationData, renameOrganization } from '../domain/organizations.js';
+import { organizationData, renameOrganization, rootQuorum } from '../domain/organizations.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const updateOrganizationNameOp = defineActivity<
@@ -39,3 +39,10 @@ export const whoamiOp = defineQuery<{ organizationId: string }, unknown>({
 });
 
 export const getWhoamiOp = defineQuery({ ...whoamiOp, path: 'get_whoami' });
+
+// The root quorum and organization features (turnkey-semantics.md §2); no features are set yet.
+export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, unknown>({
+  path: 'get_organization_configs',
+  request: 'v1GetOrganizationConfigsRequest',
+  execute: async (ctx) => ({ configs: { features: [], quorum: await rootQuorum(ctx.repos, ctx.organization) } }),
+});

@@ -1,2 +1,114 @@
-// Policy and smart contract interface operations (interface-spec.md §4.4; turnkey-semantics.md §1.1).
-export {};
+// Policy and smart contract interface operations (interface-spec.md §4.4; turnkey-semantics.md §1.1,
+// §7): create_policy, create_policies, update_policy, delete_policy, delete_policies, get_policy,
+// list_policies, create_smart_contract_interface, delete_smart_contract_interface,
+// get_smart_contract_interface, list_smart_contract_interfaces.
+//
+// Only the current type values are declared. ACTIVITY_TYPE_CREATE_POLICY and _V2 carry the legacy
+// `selectors` shape (v1CreatePolicyIntent/V2), a different language Sigil does not implement, so
+// they are not aliases of create_policy; ACTIVITY_TYPE_UPDATE_POLICY answers under a different
+// result member (updatePolicyResult) than this path's, so it is not declared either.
+import {
+  contractInterfaceRecord,
+  createContractInterface,
+  deleteContractInterface,
+  requireContractInterface,
+  type CreateSmartContractInterfaceParams,
+} from '../domain/contract-interfaces.js';
+import {
+  createPolicies,
+  createPolicy,
+  deletePolicies,
+  policyRecord,
+  requirePolicy,
+  updatePolicy,
+  type CreatePolicyParams,
+  type UpdatePolicyParams,
+} from '../domain/policies.js';
+import { defineActivity, defineQuery } from './define.js';
+
+export const createPolicyOp = defineActivity<CreatePolicyParams, { policyId: string }>({
+  path: 'create_policy',
+  type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
+  result: 'createPolicyResult',
+  policy: { resource: 'POLICY', action: 'CREATE' },
+  execute: (ctx, p) => createPolicy(ctx, p),
+});
+
+export const createPoliciesOp = defineActivity<{ policies: CreatePolicyParams[] }, { policyIds: string[] }>({
+  path: 'create_policies',
+  type: 'ACTIVITY_TYPE_CREATE_POLICIES',
+  result: 'createPoliciesResult',
+  policy: { resource: 'POLICY', action: 'CREATE' },
+  execute: async (ctx, p) => ({ policyIds: await createPolicies(ctx, p.policies) }),
+});
+
+export const updatePolicyOp = defineActivity<UpdatePolicyParams, { policyId: string }>({
+  path: 'update_policy',
+  type: 'ACTIVITY_TYPE_UPDATE_POLICY_V2',
+  result: 'updatePolicyResultV2',
+  policy: { resource: 'POLICY', action: 'UPDATE' },
+  execute: (ctx, p) => updatePolicy(ctx, p),
+});
+
+export const deletePolicyOp = defineActivity<{ policyId: string }, { policyId: string }>({
+  path: 'delete_policy',
+  type: 'ACTIVITY_TYPE_DELETE_POLICY',
+  result: 'deletePolicyResult',
+  policy: { resource: 'POLICY', action: 'DELETE' },
+  execute: async (ctx, p) => {
+    const [policyId] = await deletePolicies(ctx, [p.policyId]);
+    return { policyId };
+  },
+});
+
+export const deletePoliciesOp = defineActivity<{ policyIds: string[] }, { policyIds: string[] }>({
+  path: 'delete_policies',
+  type: 'ACTIVITY_TYPE_DELETE_POLICIES',
+  result: 'deletePoliciesResult',
+  policy: { resource: 'POLICY', action: 'DELETE' },
+  execute: async (ctx, p) => ({ policyIds: await deletePolicies(ctx, p.policyIds) }),
+});
+
+export const getPolicyOp = defineQuery<{ organizationId: string; policyId: string }, unknown>({
+  path: 'get_policy',
+  request: 'v1GetPolicyRequest',
+  execute: async (ctx, b) => ({ policy: policyRecord(await requirePolicy(ctx.repos, ctx.organization.id, b.policyId)) }),
+});
+
+export const listPoliciesOp = defineQuery<{ organizationId: string }, unknown>({
+  path: 'list_policies',
+  request: 'v1GetPoliciesRequest',
+  execute: async (ctx) => ({ policies: (await ctx.repos.policies.list(ctx.organization.id)).map(policyRecord) }),
+});
+
+export const createSmartContractInterfaceOp = defineActivity<CreateSmartContractInterfaceParams, { smartContractInterfaceId: string }>({
+  path: 'create_smart_contract_interface',
+  type: 'ACTIVITY_TYPE_CREATE_SMART_CONTRACT_INTERFACE',
+  result: 'createSmartContractInterfaceResult',
+  policy: { resource: 'SMART_CONTRACT_INTERFACE', action: 'CREATE' },
+  execute: (ctx, p) => createContractInterface(ctx, p),
+});
+
+export const deleteSmartContractInterfaceOp = defineActivity<{ smartContractInterfaceId: string }, { smartContractInterfaceId: string }>({
+  path: 'delete_smart_contract_interface',
+  type: 'ACTIVITY_TYPE_DELETE_SMART_CONTRACT_INTERFACE',
+  result: 'deleteSmartContractInterfaceResult',
+  policy: { resource: 'SMART_CONTRACT_INTERFACE', action: 'DELETE' },
+  execute: (ctx, p) => deleteContractInterface(ctx, p.smartContractInterfaceId),
+});
+
+export const getSmartContractInterfaceOp = defineQuery<{ organizationId: string; smartContractInterfaceId: string }, unknown>({
+  path: 'get_smart_contract_interface',
+  request: 'v1GetSmartContractInterfaceRequest',
+  execute: async (ctx, b) => ({
+    smartContractInterface: contractInterfaceRecord(await requireContractInterface(ctx.repos, ctx.organization.id, b.smartContractInterfaceId)),
+  }),
+});
+
+export const listSmartContractInterfacesOp = defineQuery<{ organizationId: string }, unknown>({
+  path: 'list_smart_contract_interfaces',
+  request: 'v1GetSmartContractInterfacesRequest',
+  execute: async (ctx) => ({
+    smartContractInterfaces: (await ctx.repos.contractInterfaces.list(ctx.organization.id)).map(contractInterfaceRecord),
+  }),
+});

@@ -39,6 +39,8 @@ export class Registry {
   readonly queries = new Map<string, QueryDeclaration>();
   /** Per activity path: the accepted type values. */
   readonly typeBindings = new Map<string, Map<string, ActivityTypeBinding>>();
+  /** Per type value (current or alias): its operation, to resume a waiting activity. */
+  readonly byType = new Map<string, { decl: ActivityDeclaration; binding: ActivityTypeBinding }>();
 
   constructor(declarations: Declaration[] = collect()) {
     const seenTypes = new Map<string, string>();
@@ -53,7 +55,7 @@ export class Registry {
         continue;
       }
       if (this.activities.has(d.path)) throw new Error(`registry: duplicate activity path ${d.path}`);
-      if (!(d.result in resultMembers)) throw new Error(`registry: ${d.path} names unknown result member ${d.result}`);
+      if (d.result !== undefined && !(d.result in resultMembers)) throw new Error(`registry: ${d.path} names unknown result member ${d.result}`);
       const bindings = new Map<string, ActivityTypeBinding>();
       for (const type of [d.type, ...(d.aliases ?? [])]) {
         const other = seenTypes.get(type);
@@ -63,6 +65,7 @@ export class Registry {
         const parametersDefinition = intentDefinitionOf(intentMember);
         if (!parametersDefinition) throw new Error(`registry: ${type} has no intent member ${intentMember} in the schema`);
         bindings.set(type, { type, intentMember, parametersDefinition });
+        this.byType.set(type, { decl: d, binding: bindings.get(type)! });
       }
       this.activities.set(d.path, d);
       this.typeBindings.set(d.path, bindings);

@@ -1,8 +1,24 @@
 // Signing operations (interface-spec.md §4.5; turnkey-contract.md §6): sign_raw_payload (V2),
 // sign_raw_payloads, sign_transaction (V2). They complete in the submit response itself, because
 // @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9).
-import { parseForSigning, resolveSigningTarget, signParsedTransaction, signRawPayloads } from '../domain/signing.js';
+import { signingTargetKeywords } from '../domain/policy-context.js';
+import {
+  parseForSigning,
+  payloadPolicyKeywords,
+  resolveSigningTarget,
+  signParsedTransaction,
+  signRawPayloads,
+  transactionPolicyKeywords,
+} from '../domain/signing.js';
+import { decodeEthCallForPolicy } from '../domain/contract-interfaces.js';
+import type { OperationContext } from '../domain/context.js';
+import { caseInsensitive, type PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';
+
+async function targetKeywords(ctx: OperationContext, signWith: string): Promise<PolicyContext> {
+  const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith);
+  return signingTargetKeywords(ctx.repos, ctx.organization.id, target);
+}
 
 interface RawPayloadParams {
   signWith: string;
@@ -17,6 +33,8 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, unknown>({
   aliases: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD'],
   result: 'signRawPayloadResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
+  policyContext: async (ctx, p) => ({ ...(await targetKeywords(ctx, p.signWith)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -30,6 +48,8 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS',
   result: 'signRawPayloadsResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
+  policyContext: (ctx, p) => targetKeywords(ctx, p.signWith),
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -43,6 +63,16 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
   aliases: ['ACTIVITY_TYPE_SIGN_TRANSACTION'],
   result: 'signTransactionResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyParams: (p) => ({ type: p.type }),
+  policyContext: async (ctx, p) => {
+    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
+    const keywords = transactionPolicyKeywords(parseForSigning(target, p.type, p.unsignedTransaction));
+    const tx = keywords.eth?.tx;
+    // An uploaded ABI for the called contract decodes the call for policies (§1.3 contract_call_args).
+    const decoded = tx && tx.to && tx.data.length > 2 ? await decodeEthCallForPolicy(ctx.repos, ctx.organization.id, tx.to, tx.data, { address: caseInsensitive }) : undefined;
+    const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
+    return { ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...keywords, ...eth };
+  },
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);

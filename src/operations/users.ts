@@ -71,6 +71,7 @@ export const deleteUsersOp = defineActivity<{ userIds: string[] }, { userIds: st
   type: 'ACTIVITY_TYPE_DELETE_USERS',
   result: 'deleteUsersResult',
   policy: { resource: USER_RESOURCE, action: 'DELETE' },
+  policyParams: (p) => ({ user_ids: p.userIds }),
   execute: async (ctx, p) => ({ userIds: await deleteUsers(ctx, p.userIds) }),
 });
 

@@ -44,6 +44,7 @@ export const updateWalletOp = defineActivity<{ walletId: string; walletName?: st
   type: 'ACTIVITY_TYPE_UPDATE_WALLET',
   result: 'updateWalletResult',
   policy: { resource: 'WALLET', action: 'UPDATE' },
+  policyParams: (p) => ({ wallet_id: p.walletId }),
   execute: (ctx, p) => renameWallet(ctx, p.walletId, p.walletName),
 });
 

@@ -6,17 +6,16 @@
 import { newId } from '../domain/ids.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { fingerprintOf } from '../activity/fingerprint.js';
-import { ActivityStatus } from '../activity/status.js';
 import type { Config } from '../config/config.js';
-import type { ActivityContext, Caller, OperationContext, Services } from '../domain/context.js';
+import type { OperationContext, Services } from '../domain/context.js';
 import { requireOrganization } from '../domain/organizations.js';
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
 import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/index.js';
-import { isUniqueViolation, type ActivityRow, type Store, type VoteRow } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
-import { authorizeActivity } from './authorize.js';
+import { ActivityRunner } from './activity-runner.js';
 import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
 
 export interface PipelineRequest {
@@ -50,19 +49,14 @@ function validate(schema: string | Record<string, unknown>, value: unknown, pref
   throw invalid(`bad request body: ${what}`, [badRequestDetail(violations)]);
 }
 
-/** Replaces secret parameter values before the intent is stored or echoed. */
-function redact(params: Record<string, unknown>, secretFields: string[] | undefined): Record<string, unknown> {
-  if (!secretFields || secretFields.length === 0) return params;
-  const copy = { ...params };
-  for (const f of secretFields) if (f in copy) copy[f] = '<redacted>';
-  return copy;
-}
-
 export class Pipeline {
   private readonly now: () => number;
 
+  private readonly activities: ActivityRunner;
+
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
+    this.activities = new ActivityRunner(deps);
   }
 
   async handle(req: PipelineRequest): Promise<PipelineResponse> {
@@ -116,86 +110,7 @@ export class Pipeline {
     const fingerprint = fingerprintOf(rawBody);
     const orgId = base.organization.id;
 
-    // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3).
-    const existing = await store.repos.activities.findByFingerprint(orgId, fingerprint);
-    if (existing) return this.respond(decl, existing, base.caller);
-
-    const decision = await authorizeActivity(store.repos, decl, binding.type, base.organization, base.caller);
-    const activityId = newId();
-    const row: ActivityRow = {
-      id: activityId,
-      organization_id: orgId,
-      type: binding.type,
-      status: ActivityStatus.CREATED,
-      fingerprint,
-      intent: JSON.stringify({ [binding.intentMember]: redact(params, decl.secretFields) }),
-      result: null,
-      failure: null,
-      user_id: base.caller.user.id,
-      timestamp_ms: timestampMs,
-      created_at: base.now,
-      updated_at: base.now,
-    };
-    const vote = {
-      id: newId(),
-      activity_id: activityId,
-      organization_id: orgId,
-      user_id: base.caller.user.id,
-      selection: 'VOTE_SELECTION_APPROVED',
-      // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
-      message: decl.secretFields?.length ? fingerprint : rawBody.toString('utf8'),
-      public_key: base.caller.credential.apiKey.public_key,
-      signature: base.caller.credential.signature,
-      scheme: base.caller.credential.scheme,
-      created_at: base.now,
-    };
-    const complete = (result: unknown) => {
-      row.status = ActivityStatus.COMPLETED;
-      row.result = JSON.stringify({ [decl.result]: result ?? {} });
-    };
-    try {
-      if (decision.outcome === 'consensus_needed') {
-        row.status = ActivityStatus.CONSENSUS_NEEDED;
-        await store.groupCommit(async (repos) => {
-          await repos.activities.insert(row);
-          await repos.activities.insertVote(vote);
-        });
-      } else if (decl.execution === 'pure') {
-        // Reads and computation happen first; the finished activity is then recorded durably
-        // before the answer leaves. A crash in between loses a result nobody has seen.
-        const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
-        complete(await decl.execute(ctx, params));
-        await store.groupCommit(async (repos) => {
-          await repos.activities.insert(row);
-          await repos.activities.insertVote(vote);
-        });
-      } else {
-        await store.transaction(async (repos) => {
-          // Recorded before execution; its status and result after, in the same transaction, so a
-          // crash leaves either nothing or the finished activity.
-          await repos.activities.insert(row);
-          await repos.activities.insertVote(vote);
-          const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
-          complete(await decl.execute(ctx, params));
-          await repos.activities.finish(activityId, { status: row.status, result: row.result }, base.now);
-        });
-      }
-    } catch (err) {
-      // A concurrent identical submission won the insert: answer with its activity.
-      if (isUniqueViolation(err)) {
-        const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint);
-        if (winner) return this.respond(decl, winner, base.caller);
-      }
-      throw err;
-    }
-    return this.respond(decl, row, base.caller, [vote]);
+    return this.activities.submit({ decl, binding, params, fingerprint, rawBody, timestampMs, base });
   }
 
-  private async respond(decl: ActivityDeclaration, row: ActivityRow, caller: Caller, votes?: VoteRow[]): Promise<PipelineResponse> {
-    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes);
-    return {
-      body: { activity },
-      log: { operation: decl.path, organizationId: row.organization_id, activityId: row.id, status: row.status },
-    };
-  }
 }

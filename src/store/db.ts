@@ -11,6 +11,7 @@ import type { Database } from './schema.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
+import * as m004 from './migrations/004_policies.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '001_foundation': m001,
   '002_wallets': m002,
   '003_import_bundles': m003,
+  '004_policies': m004,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -1,6 +1,6 @@
 // The store: an opened database plus the repositories bound to it or to a transaction. Only this
 // folder holds SQL; everything above it talks to repositories.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { openDatabase, type Dialect } from './db.js';
 import type { Database } from './schema.js';
 import { GroupCommit } from './group-commit.js';
@@ -13,6 +13,8 @@ import { UsersRepo } from './repositories/users.js';
 import { PrivateKeysRepo } from './repositories/private-keys.js';
 import { WalletsRepo } from './repositories/wallets.js';
 import { ImportBundlesRepo } from './repositories/import-bundles.js';
+import { PoliciesRepo, PolicyEvaluationsRepo } from './repositories/policies.js';
+import { ContractInterfacesRepo } from './repositories/contract-interfaces.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -23,9 +25,16 @@ export type { UserRow } from './repositories/users.js';
 export type { Page } from './repositories/pagination.js';
 export type { WalletAccountRow, WalletRow } from './repositories/wallets.js';
 export type { ImportBundleRow } from './repositories/import-bundles.js';
+export type { PolicyChanges, PolicyEvaluationRow, PolicyRow } from './repositories/policies.js';
+export type { SmartContractInterfaceRow } from './repositories/contract-interfaces.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
+  /**
+   * Inside a transaction: runs `fn` in a savepoint, undoing only its writes when it throws (the
+   * error is rethrown). Used when a failure must be recorded beside the writes that led to it.
+   */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
   meta: MetaRepo;
   organizations: OrganizationsRepo;
   users: UsersRepo;
@@ -35,10 +44,25 @@ export interface Repositories {
   wallets: WalletsRepo;
   privateKeys: PrivateKeysRepo;
   importBundles: ImportBundlesRepo;
+  policies: PoliciesRepo;
+  policyEvaluations: PolicyEvaluationsRepo;
+  contractInterfaces: ContractInterfacesRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
   return {
+    savepoint: async <T>(fn: () => Promise<T>): Promise<T> => {
+      await sql`savepoint sigil_step`.execute(db);
+      try {
+        const value = await fn();
+        await sql`release savepoint sigil_step`.execute(db);
+        return value;
+      } catch (err) {
+        await sql`rollback to savepoint sigil_step`.execute(db);
+        await sql`release savepoint sigil_step`.execute(db);
+        throw err;
+      }
+    },
     meta: new MetaRepo(db),
     organizations: new OrganizationsRepo(db),
     users: new UsersRepo(db),
@@ -48,6 +72,9 @@ function bind(db: Kysely<Database>): Repositories {
     wallets: new WalletsRepo(db),
     privateKeys: new PrivateKeysRepo(db),
     importBundles: new ImportBundlesRepo(db),
+    policies: new PoliciesRepo(db),
+    policyEvaluations: new PolicyEvaluationsRepo(db),
+    contractInterfaces: new ContractInterfacesRepo(db),
   };
 }
 

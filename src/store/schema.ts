@@ -70,6 +70,7 @@ export interface ActivityTable {
   intent: string;
   result: string | null;
   failure: string | null;
+  pending_parameters: string | null;
   user_id: string;
   timestamp_ms: number;
   created_at: number;
@@ -106,6 +107,9 @@ export interface Database {
   private_key_tags: PrivateKeyTagTable;
   private_key_tag_assignments: PrivateKeyTagAssignmentTable;
   import_bundles: ImportBundleTable;
+  policies: PolicyTable;
+  smart_contract_interfaces: SmartContractInterfaceTable;
+  policy_evaluations: PolicyEvaluationTable;
 }
 
 export interface WalletTable {
@@ -189,5 +193,45 @@ export interface ImportBundleTable {
   import_bundle: string;
   expires_at: number;
   used_at: number | null;
+  created_at: number;
+}
+
+export interface PolicyTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** EFFECT_ALLOW or EFFECT_DENY. */
+  effect: string;
+  /** Policy-language sources; null when the policy has no such constraint. */
+  condition: string | null;
+  consensus: string | null;
+  time: string | null;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SmartContractInterfaceTable {
+  id: string;
+  organization_id: string;
+  /** EVM: EIP-55 checksummed; Solana: base58 as given. */
+  address: string;
+  /** SMART_CONTRACT_INTERFACE_TYPE_ETHEREUM or SMART_CONTRACT_INTERFACE_TYPE_SOLANA. */
+  type: string;
+  label: string;
+  notes: string;
+  /** The ABI or IDL JSON text exactly as uploaded. */
+  interface: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PolicyEvaluationTable {
+  id: string;
+  organization_id: string;
+  activity_id: string;
+  vote_id: string | null;
+  /** JSON array of {policyId, outcome}. */
+  evaluations: string;
   created_at: number;
 }

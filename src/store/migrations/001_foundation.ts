@@ -86,6 +86,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('intent', 'text', (c) => c.notNull())
     .addColumn('result', 'text')
     .addColumn('failure', 'text')
+    // Barrier ciphertext of the submitted parameters while the activity waits for consensus, so it
+    // can run once approved; cleared when it finishes.
+    .addColumn('pending_parameters', 'text')
     .addColumn('user_id', 'text', (c) => c.notNull())
     .addColumn('timestamp_ms', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())

@@ -39,9 +39,28 @@ export class ActivitiesRepo {
   ): Promise<void> {
     await this.db
       .updateTable('activities')
-      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, updated_at: now })
+      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, pending_parameters: null, updated_at: now })
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * Moves a waiting activity to a final status, only if it is still waiting: two processes
+   * counting the deciding vote at once cannot both run it.
+   */
+  async finishWaiting(
+    id: string,
+    waitingStatus: string,
+    update: { status: string; result?: string | null; failure?: string | null },
+    now: number,
+  ): Promise<boolean> {
+    const res = await this.db
+      .updateTable('activities')
+      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, pending_parameters: null, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', waitingStatus)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
   }
 
   async list(

@@ -1,0 +1,294 @@
+// The activity half of the pipeline (turnkey-semantics.md §1.4, §3): idempotency by fingerprint,
+// authorization, recording, execution, and consensus. A submission that needs more approvals is
+// recorded as ACTIVITY_STATUS_CONSENSUS_NEEDED with its parameters sealed; every vote (an
+// approve_activity, a reject_activity, or the same body submitted by another user) re-runs the
+// decision, and the vote that completes consensus runs the activity in the vote's own transaction.
+import { ActivityStatus } from '../activity/status.js';
+import type { ActivityRecords } from '../activity/reader.js';
+import type { ActivityContext, Caller, OperationContext, Services } from '../domain/context.js';
+import { newId } from '../domain/ids.js';
+import { SigilError } from '../errors/errors.js';
+import type { ActivityDeclaration } from '../operations/define.js';
+import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
+import { isUniqueViolation, type ActivityRow, type Repositories, type Store, type VoteRow } from '../store/index.js';
+import { checkWritesOwnOrganization, decide, type Decision } from './authorize.js';
+import type { PolicyEvaluation } from './policy-engine.js';
+
+const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activityId, column: 'pending_parameters' });
+
+/** Replaces secret parameter values before the intent is stored or echoed. */
+function redact(params: Record<string, unknown>, secretFields: string[] | undefined): Record<string, unknown> {
+  if (!secretFields || secretFields.length === 0) return params;
+  const copy = { ...params };
+  for (const f of secretFields) if (f in copy) copy[f] = '<redacted>';
+  return copy;
+}
+
+function failureOf(err: SigilError) {
+  return JSON.stringify(err.toBody());
+}
+
+interface Submission {
+  decl: ActivityDeclaration;
+  binding: ActivityTypeBinding;
+  params: Record<string, unknown>;
+  fingerprint: string;
+  rawBody: Buffer;
+  timestampMs: number;
+  base: Omit<OperationContext, 'repos'>;
+}
+
+export class ActivityRunner {
+  constructor(
+    private readonly deps: { store: Store; registry: Registry; services: Services; records: ActivityRecords },
+  ) {}
+
+  private voteOf(activityId: string, caller: Caller, selection: string, message: string, now: number): VoteRow {
+    return {
+      id: newId(),
+      activity_id: activityId,
+      organization_id: caller.organizationId,
+      user_id: caller.user.id,
+      selection,
+      message,
+      public_key: caller.credential.apiKey.public_key,
+      signature: caller.credential.signature,
+      scheme: caller.credential.scheme,
+      created_at: now,
+    };
+  }
+
+  async submit(s: Submission) {
+    const { store } = this.deps;
+    const { decl, binding, params, fingerprint, base } = s;
+    const orgId = base.organization.id;
+    checkWritesOwnOrganization(base.organization, base.caller);
+
+    // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
+    // from another user of the organization count as that user's approval.
+    const existing = await store.repos.activities.findByFingerprint(orgId, fingerprint);
+    if (existing) {
+      if (existing.status === ActivityStatus.CONSENSUS_NEEDED && existing.user_id !== base.caller.user.id) {
+        const voted = (await store.repos.activities.votes([existing.id])).some((v) => v.user_id === base.caller.user.id);
+        if (!voted) await this.castVote(existing, base, 'VOTE_SELECTION_APPROVED', fingerprint);
+        return this.respond(decl.path, (await store.repos.activities.get(orgId, existing.id))!, base.caller);
+      }
+      return this.respond(decl.path, existing, base.caller);
+    }
+
+    // Votes are activities too: they act on their target inside their own transaction.
+    if (decl.authorization === 'vote') return this.submitVote(s);
+
+    const activityId = newId();
+    const row: ActivityRow = {
+      id: activityId,
+      organization_id: orgId,
+      type: binding.type,
+      status: ActivityStatus.CREATED,
+      fingerprint,
+      intent: JSON.stringify({ [binding.intentMember]: redact(params, decl.secretFields) }),
+      result: null,
+      failure: null,
+      pending_parameters: null,
+      user_id: base.caller.user.id,
+      timestamp_ms: s.timestampMs,
+      created_at: base.now,
+      updated_at: base.now,
+    };
+    // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
+    const vote = this.voteOf(activityId, base.caller, 'VOTE_SELECTION_APPROVED', decl.secretFields?.length ? fingerprint : s.rawBody.toString('utf8'), base.now);
+    const decision = await decide({
+      repos: store.repos,
+      decl,
+      type: binding.type,
+      org: base.organization,
+      submitter: base.caller,
+      params,
+      votes: [vote],
+      now: base.now,
+      hookContext: { ...base, repos: store.repos },
+    });
+    if (decision.outcome === 'deny') throw decision.error;
+    const complete = (result: unknown) => {
+      row.status = ActivityStatus.COMPLETED;
+      row.result = JSON.stringify(decl.result ? { [decl.result]: result ?? {} } : {});
+    };
+    const record = async (repos: Repositories) => {
+      await repos.activities.insert(row);
+      await repos.activities.insertVote(vote);
+      await this.recordEvaluations(repos, row, vote, decision.evaluations);
+    };
+    try {
+      if (decision.outcome === 'consensus_needed') {
+        row.status = ActivityStatus.CONSENSUS_NEEDED;
+        row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(params)), PENDING_AT(activityId));
+        await store.groupCommit(record);
+      } else if (decl.execution === 'pure') {
+        // Reads and computation happen first; the finished activity is then recorded durably
+        // before the answer leaves. A crash in between loses a result nobody has seen.
+        const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
+        complete(await decl.execute(ctx, params));
+        await store.groupCommit(record);
+      } else {
+        await store.transaction(async (repos) => {
+          // Recorded before execution; its status and result after, in the same transaction, so a
+          // crash leaves either nothing or the finished activity.
+          await record(repos);
+          const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
+          complete(await decl.execute(ctx, params));
+          await repos.activities.finish(activityId, { status: row.status, result: row.result }, base.now);
+        });
+      }
+    } catch (err) {
+      // A concurrent identical submission won the insert: answer with its activity.
+      if (isUniqueViolation(err)) {
+        const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint);
+        if (winner) return this.respond(decl.path, winner, base.caller);
+      }
+      throw err;
+    }
+    return this.respond(decl.path, row, base.caller, [vote]);
+  }
+
+  /** approve_activity / reject_activity: the vote, its effect on the target, and the vote's own record. */
+  private async submitVote(s: Submission) {
+    const { store } = this.deps;
+    const { decl, binding, params, fingerprint, base } = s;
+    const orgId = base.organization.id;
+    const targetFingerprint = String(params.fingerprint ?? '');
+    const target = await store.repos.activities.findByFingerprint(orgId, targetFingerprint);
+    if (!target) {
+      throw new SigilError('NOT_FOUND', 'No activity found with fingerprint. Consensus activities must target an existing activity by fingerprint');
+    }
+    const selection = binding.type === 'ACTIVITY_TYPE_REJECT_ACTIVITY' ? 'VOTE_SELECTION_REJECTED' : 'VOTE_SELECTION_APPROVED';
+    const row: ActivityRow = {
+      id: newId(),
+      organization_id: orgId,
+      type: binding.type,
+      status: ActivityStatus.COMPLETED,
+      fingerprint,
+      intent: JSON.stringify({ [binding.intentMember]: params }),
+      result: '{}',
+      failure: null,
+      pending_parameters: null,
+      user_id: base.caller.user.id,
+      timestamp_ms: s.timestampMs,
+      created_at: base.now,
+      updated_at: base.now,
+    };
+    const ownVote = this.voteOf(row.id, base.caller, 'VOTE_SELECTION_APPROVED', s.rawBody.toString('utf8'), base.now);
+    await this.castVote(target, base, selection, s.rawBody.toString('utf8'), async (repos) => {
+      await repos.activities.insert(row);
+      await repos.activities.insertVote(ownVote);
+    });
+    return this.respond(decl.path, row, base.caller, [ownVote]);
+  }
+
+  /**
+   * Records a vote on a waiting activity and re-decides it; in one transaction with `alsoRecord`.
+   * The deciding approval runs the activity; a rejection ends it.
+   */
+  private async castVote(
+    target: ActivityRow,
+    base: Omit<OperationContext, 'repos'>,
+    selection: string,
+    message: string,
+    alsoRecord?: (repos: Repositories) => Promise<void>,
+  ): Promise<void> {
+    const { store, services, registry } = this.deps;
+    if (base.caller.organizationId !== target.organization_id) {
+      throw new SigilError(
+        'REQUEST_INVALID',
+        `organization mismatch: request is targeting organization ("${target.organization_id}"), but voters are in organization ("${base.caller.organizationId}")`,
+      );
+    }
+    if (target.status !== ActivityStatus.CONSENSUS_NEEDED) {
+      throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${target.status})`);
+    }
+    const operation = registry.byType.get(target.type);
+    if (!operation || !target.pending_parameters) throw new SigilError('REQUEST_INVALID', `activity ${target.id} cannot be resumed`);
+    if (operation.decl.authorization === 'root_quorum_only') {
+      const quorum = await store.repos.organizations.rootQuorumUserIds(target.organization_id);
+      if (!quorum.includes(base.caller.user.id)) {
+        throw new SigilError('REQUEST_NOT_AUTHORIZED', `request not authorized: only root quorum members can vote on ${target.type}`);
+      }
+    }
+    await store.transaction(async (repos) => {
+      await alsoRecord?.(repos);
+      const votes = await repos.activities.votes([target.id]);
+      if (votes.some((v) => v.user_id === base.caller.user.id)) {
+        throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
+      }
+      const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
+      await repos.activities.insertVote(vote);
+      if (selection === 'VOTE_SELECTION_REJECTED') {
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
+        return;
+      }
+      const params = JSON.parse(services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
+      const submitter = await this.submitterOf(repos, target, votes);
+      const decision: Decision = await decide({
+        repos,
+        decl: operation.decl,
+        type: target.type,
+        org: base.organization,
+        submitter,
+        params,
+        votes: [...votes, vote],
+        now: base.now,
+        hookContext: { ...base, caller: submitter, repos },
+      });
+      await this.recordEvaluations(repos, target, vote, decision.evaluations);
+      if (decision.outcome === 'consensus_needed') return;
+      if (decision.outcome === 'deny') {
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(decision.error) }, base.now);
+        return;
+      }
+      // Consensus reached: run it as its submitter, inside a savepoint so a failing execution
+      // leaves the vote recorded and the activity FAILED with its reason.
+      const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
+      try {
+        const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
+        const body = JSON.stringify(operation.decl.result ? { [operation.decl.result]: result ?? {} } : {});
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
+      } catch (err) {
+        if (!(err instanceof SigilError) && !(err instanceof Error && /Crypto|Transaction/.test(err.name))) throw err;
+        const failure = err instanceof SigilError ? err : new SigilError('REQUEST_INVALID', (err as Error).message);
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
+      }
+    });
+  }
+
+  /** The submitter of a waiting activity, with the credential that submitted it. */
+  private async submitterOf(repos: Repositories, target: ActivityRow, votes: VoteRow[]): Promise<Caller> {
+    const first = votes.find((v) => v.user_id === target.user_id);
+    const found = first ? await repos.apiKeys.findWithOwner([target.organization_id], first.public_key) : [];
+    const match = found.find((f) => f.user.id === target.user_id);
+    if (!match || !first) throw new SigilError('REQUEST_INVALID', `the credential that submitted activity ${target.id} no longer exists`);
+    return {
+      organizationId: target.organization_id,
+      user: match.user,
+      credential: { kind: 'api_key', apiKey: match.key, scheme: first.scheme, signature: first.signature },
+    };
+  }
+
+  private async recordEvaluations(repos: Repositories, row: ActivityRow, vote: VoteRow, evaluations: PolicyEvaluation[]) {
+    if (evaluations.length === 0) return;
+    await repos.policyEvaluations.insert({
+      id: newId(),
+      organization_id: row.organization_id,
+      activity_id: row.id,
+      vote_id: vote.id,
+      evaluations: JSON.stringify(evaluations),
+      created_at: vote.created_at,
+    });
+  }
+
+  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[]) {
+    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes);
+    return {
+      body: { activity },
+      log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status },
+    };
+  }
+}

@@ -1,0 +1,49 @@
+// The policy decision of turnkey-semantics.md §1.4, over compiled policies and one context: each
+// policy applies only when its time, condition and consensus all hold (absent fields impose
+// nothing); any applying DENY wins; else any applying ALLOW allows; an ALLOW whose condition holds
+// but whose consensus does not yet asks for more approvals; otherwise nothing allows (implicit deny).
+// Evaluation errors never allow (src/policy/outcome.ts decides how a failed field counts).
+import { evaluatePolicyExpression, fieldMatches, type PolicyContext } from '../policy/index.js';
+import type { CompiledPolicy } from '../domain/policies.js';
+
+export type PolicyOutcome =
+  | 'OUTCOME_ALLOW'
+  | 'OUTCOME_DENY_EXPLICIT'
+  | 'OUTCOME_DENY_IMPLICIT'
+  | 'OUTCOME_REQUIRES_CONSENSUS'
+  | 'OUTCOME_ERROR'
+  | 'OUTCOME_TIME_INACTIVE';
+
+export interface PolicyEvaluation {
+  policyId: string;
+  outcome: PolicyOutcome;
+}
+
+export type PolicyDecision = 'allow' | 'deny' | 'consensus' | 'none';
+
+function outcomeOf(p: CompiledPolicy, context: PolicyContext): PolicyOutcome {
+  const field = (e: CompiledPolicy['condition']) => (e ? evaluatePolicyExpression(e, context) : undefined);
+  const time = field(p.time);
+  if (time && !fieldMatches(p.effect, time)) return time.ok ? 'OUTCOME_TIME_INACTIVE' : 'OUTCOME_ERROR';
+  const condition = field(p.condition);
+  if (condition && !fieldMatches(p.effect, condition)) return condition.ok ? 'OUTCOME_DENY_IMPLICIT' : 'OUTCOME_ERROR';
+  const consensus = field(p.consensus);
+  if (consensus && !fieldMatches(p.effect, consensus)) {
+    if (p.effect === 'EFFECT_DENY') return consensus.ok ? 'OUTCOME_DENY_IMPLICIT' : 'OUTCOME_ERROR';
+    return 'OUTCOME_REQUIRES_CONSENSUS';
+  }
+  return p.effect === 'EFFECT_ALLOW' ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_EXPLICIT';
+}
+
+export function evaluatePolicies(policies: CompiledPolicy[], context: PolicyContext): { decision: PolicyDecision; evaluations: PolicyEvaluation[] } {
+  const evaluations = policies.map((p) => ({ policyId: p.id, outcome: outcomeOf(p, context) }));
+  const has = (o: PolicyOutcome) => evaluations.some((e) => e.outcome === o);
+  const decision: PolicyDecision = has('OUTCOME_DENY_EXPLICIT')
+    ? 'deny'
+    : has('OUTCOME_ALLOW')
+      ? 'allow'
+      : has('OUTCOME_REQUIRES_CONSENSUS')
+        ? 'consensus'
+        : 'none';
+  return { decision, evaluations };
+}
