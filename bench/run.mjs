@@ -143,6 +143,41 @@ for (const concurrency of [1, 16, 64]) {
       ),
     );
 }
+if (want('policies')) {
+  // Policy evaluation cost: a non-root signer allowed by one policy, among 10 and 100 policies.
+  const { generateP256KeyPair } = await import('@turnkey/crypto');
+  const k = generateP256KeyPair();
+  const signerKey = { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
+  const { userIds } = await api.createUsers({ users: [{ userName: `policy-signer-${run}`, apiKeys: [{ apiKeyName: 'bench', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }] });
+  const signerHttp = new TurnkeyClient({ baseUrl: url }, new ApiKeyStamper(signerKey));
+  const sign = (client) => (i) =>
+    client.signRawPayload({
+      type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+      timestampMs: String(Date.now()),
+      organizationId: orgId,
+      parameters: { signWith, payload: (i.toString(16) + 'cd'.repeat(32)).slice(0, 64).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+    });
+  results.push(await measure('sign_raw_payload, 0 policies (root user)', 16, sign(http)));
+  await api.createPolicy({
+    policyName: `bench allow ${run}`,
+    effect: 'EFFECT_ALLOW',
+    consensus: `approvers.any(user, user.id == '${userIds[0]}')`,
+    condition: `activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN' && wallet_account.address == '${signWith}'`,
+    notes: 'bench',
+  });
+  let count = 1;
+  for (const target of [10, 100]) {
+    for (; count < target; count++) {
+      await api.createPolicy({
+        policyName: `bench filler ${run} ${count}`,
+        effect: count % 2 ? 'EFFECT_DENY' : 'EFFECT_ALLOW',
+        condition: `activity.type == 'ACTIVITY_TYPE_DELETE_WALLETS' && activity.resource == 'WALLET' && activity.action in ['DELETE', 'EXPORT'] || activity.kind == 'FILLER_${count}'`,
+        notes: 'bench filler',
+      });
+    }
+    results.push(await measure(`sign_raw_payload, ${target} policies (non-root user)`, 16, sign(signerHttp)));
+  }
+}
 if (want('create_wallet')) {
   for (const count of [1, 100]) {
     const accounts = Array.from({ length: count }, (_, i) => ({ ...ETH, path: `m/44'/60'/0'/0/${i}` }));
