@@ -42,7 +42,7 @@ export function renderActivity(row: ActivityRow, votes: VoteRow[], users: Map<st
     intent: JSON.parse(row.intent),
     result: row.result ? JSON.parse(row.result) : {},
     votes: votes.map((v) => renderVote(v, users)),
-    appProofs: [],
+    appProofs: row.app_proofs ? JSON.parse(row.app_proofs) : [],
     fingerprint: row.fingerprint,
     canApprove: open && !voted,
     canReject: open && !voted,

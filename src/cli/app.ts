@@ -8,6 +8,8 @@ import type { Config } from '../config/config.js';
 import type { Services } from '../domain/context.js';
 import { loadDeployment } from '../domain/deployment.js';
 import { userRecords } from '../domain/users.js';
+import { AppProofKey } from '../crypto/app-proofs.js';
+import { recordBootProof } from '../domain/app-proofs.js';
 import { authProxyServer } from '../http/auth-proxy.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Registry } from '../operations/registry.js';
@@ -56,7 +58,9 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
       settings: { importBundleTtlMs: config.importBundleTtlMs },
+      appProofKey: new AppProofKey(),
     };
+    await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();
     const api = await publicApiServer({

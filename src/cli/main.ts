@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../config/config.js';
 import { initializeDeployment, isInitialized, type InitResult } from '../domain/deployment.js';
 import { Store } from '../store/index.js';
 import { makeLogger, startApp, VERSION } from './app.js';
+import { verifyProofsCommand } from './verify-proofs.js';
 
 const USAGE = `sigil ${VERSION}: self-hosted wallet, key and user management (Turnkey API)
 
@@ -14,6 +15,8 @@ usage:
   sigil init  --data-dir DIR [--json]
   sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--host H]
   sigil start [same flags as serve]     init on first run, then serve
+  sigil verify-proofs --activity FILE --boot-proof FILE --signer HEX
+                                        check an activity's app proofs offline
 
 environment: SIGIL_DATA_DIR, SIGIL_PORT, SIGIL_AUTH_PROXY_PORT, SIGIL_HOST, SIGIL_MASTER_KEY,
              DATABASE_URL (postgres://…; embedded SQLite in the data directory when unset)
@@ -102,6 +105,9 @@ export async function main(argv: string[]): Promise<void> {
       host: { type: 'string' },
       'log-level': { type: 'string' },
       json: { type: 'boolean' },
+      activity: { type: 'string' },
+      'boot-proof': { type: 'string' },
+      signer: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -120,6 +126,9 @@ export async function main(argv: string[]): Promise<void> {
       return;
     case 'start':
       await start(config);
+      return;
+    case 'verify-proofs':
+      process.exitCode = verifyProofsCommand(values);
       return;
     case 'version':
       process.stdout.write(`${VERSION}\n`);

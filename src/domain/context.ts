@@ -4,6 +4,7 @@
 import type { ApiKeyRow, OrganizationRow, Repositories, UserRow } from '../store/index.js';
 import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
+import type { AppProofKey } from '../crypto/app-proofs.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -38,6 +39,8 @@ export interface Services {
   signer: P256Signer;
   activities: ActivityReader;
   settings: { importBundleTtlMs: number };
+  /** This process's ephemeral app-proof key (never stored). */
+  appProofKey: AppProofKey;
 }
 
 export interface OperationContext {

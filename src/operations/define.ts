@@ -30,6 +30,8 @@ export interface ActivityDeclaration<P = any, R = any> {
   policyParams?: (params: P) => Record<string, unknown>;
   /** The keywords this activity populates for policies: wallet, private_key, eth.tx… (§1.4 "Keyword population"). */
   policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext>;
+  /** The facts an app proof states for this activity when the submission sets generateAppProofs. */
+  appProofFacts?: (ctx: ActivityContext, params: P, result: R) => Record<string, unknown>[];
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /** Parameter fields never logged or stored in plaintext. */

@@ -14,6 +14,7 @@ import {
 } from '../domain/export-import.js';
 import type { WalletAccountParams } from '../domain/wallets.js';
 import { defineActivity } from './define.js';
+import { derivationFacts } from './wallets.js';
 
 export const exportWalletOp = defineActivity<{ walletId: string; targetPublicKey: string; language?: MnemonicLanguage }, unknown>({
   path: 'export_wallet',
@@ -53,11 +54,15 @@ export const initImportWalletOp = defineActivity<{ userId: string }, unknown>({
   execute: (ctx, p) => initImport(ctx, 'wallet', p.userId),
 });
 
-export const importWalletOp = defineActivity<{ userId: string; walletName: string; encryptedBundle: string; accounts: WalletAccountParams[] }, unknown>({
+export const importWalletOp = defineActivity<
+  { userId: string; walletName: string; encryptedBundle: string; accounts: WalletAccountParams[] },
+  { walletId: string; addresses: string[] }
+>({
   path: 'import_wallet',
   type: 'ACTIVITY_TYPE_IMPORT_WALLET',
   result: 'importWalletResult',
   policy: { resource: 'WALLET', action: 'IMPORT' },
+  appProofFacts: (ctx, p, r) => derivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
   secretFields: ['encryptedBundle'],
   execute: (ctx, p) => importWallet(ctx, p),
 });

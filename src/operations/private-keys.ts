@@ -12,12 +12,20 @@ import {
   type PrivateKeyParams,
 } from '../domain/private-keys.js';
 import { defineActivity, defineQuery } from './define.js';
+import { ADDRESS_DERIVATION } from '../domain/app-proofs.js';
 
-export const createPrivateKeysOp = defineActivity<{ privateKeys: PrivateKeyParams[] }, unknown>({
+export const createPrivateKeysOp = defineActivity<
+  { privateKeys: PrivateKeyParams[] },
+  { privateKeys: { privateKeyId: string; addresses: { format: string; address: string }[] }[] }
+>({
   path: 'create_private_keys',
   type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2',
   result: 'createPrivateKeysResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'CREATE' },
+  appProofFacts: (ctx, _p, r) =>
+    r.privateKeys.flatMap((k) =>
+      k.addresses.map((a) => ({ type: ADDRESS_DERIVATION, organizationId: ctx.organization.id, privateKeyId: k.privateKeyId, derivationPath: '', address: a.address })),
+    ),
   execute: (ctx, p) => createPrivateKeys(ctx, p.privateKeys),
 });
 

@@ -13,9 +13,10 @@ import * as signing from './signing.js';
 import * as wallets from './wallets.js';
 import * as exportImport from './export-import.js';
 import * as consensus from './consensus.js';
+import * as appProofs from './app-proofs.js';
 import * as policies from './policies.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -14,6 +14,7 @@ import { decodeEthCallForPolicy } from '../domain/contract-interfaces.js';
 import type { OperationContext } from '../domain/context.js';
 import { caseInsensitive, type PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';
+import { SIGNATURE, sha256Hex } from '../domain/app-proofs.js';
 
 async function targetKeywords(ctx: OperationContext, signWith: string): Promise<PolicyContext> {
   const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith);
@@ -27,7 +28,16 @@ interface RawPayloadParams {
   hashFunction: string;
 }
 
-export const signRawPayloadOp = defineActivity<RawPayloadParams, unknown>({
+type Signature = { r: string; s: string; v: string };
+const signatureFact = (organizationId: string, signWith: string, payload: string, sig: Signature) => ({
+  type: SIGNATURE,
+  organizationId,
+  signWith,
+  payloadDigest: sha256Hex(payload),
+  signature: sig.r + sig.s + sig.v,
+});
+
+export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature>({
   path: 'sign_raw_payload',
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
   aliases: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD'],
@@ -35,6 +45,7 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, unknown>({
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   policyContext: async (ctx, p) => ({ ...(await targetKeywords(ctx, p.signWith)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
+  appProofFacts: (ctx, p, r) => [signatureFact(ctx.organization.id, p.signWith, p.payload, r)],
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -43,13 +54,14 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, unknown>({
   },
 });
 
-export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'> & { payloads: string[] }, unknown>({
+export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'> & { payloads: string[] }, { signatures: Signature[] }>({
   path: 'sign_raw_payloads',
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS',
   result: 'signRawPayloadsResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   policyContext: (ctx, p) => targetKeywords(ctx, p.signWith),
+  appProofFacts: (ctx, p, r) => r.signatures.map((sig, i) => signatureFact(ctx.organization.id, p.signWith, p.payloads[i], sig)),
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -57,7 +69,7 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   },
 });
 
-export const signTransactionOp = defineActivity<{ signWith: string; unsignedTransaction: string; type: string }, unknown>({
+export const signTransactionOp = defineActivity<{ signWith: string; unsignedTransaction: string; type: string }, { signedTransaction: string }>({
   path: 'sign_transaction',
   type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
   aliases: ['ACTIVITY_TYPE_SIGN_TRANSACTION'],
@@ -73,6 +85,15 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
     const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
     return { ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...keywords, ...eth };
   },
+  appProofFacts: (ctx, p, r) => [
+    {
+      type: SIGNATURE,
+      organizationId: ctx.organization.id,
+      signWith: p.signWith,
+      payloadDigest: sha256Hex(p.unsignedTransaction),
+      signedTransactionDigest: sha256Hex(r.signedTransaction),
+    },
+  ],
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);

@@ -7,6 +7,7 @@ import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import type { ActivityContext, Caller, OperationContext, Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
+import { proveFacts } from '../domain/app-proofs.js';
 import { SigilError } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
@@ -36,6 +37,8 @@ interface Submission {
   rawBody: Buffer;
   timestampMs: number;
   base: Omit<OperationContext, 'repos'>;
+  /** The submission set generateAppProofs. */
+  appProofs: boolean;
 }
 
 export class ActivityRunner {
@@ -90,6 +93,7 @@ export class ActivityRunner {
       result: null,
       failure: null,
       pending_parameters: null,
+      app_proofs: null,
       user_id: base.caller.user.id,
       timestamp_ms: s.timestampMs,
       created_at: base.now,
@@ -109,9 +113,12 @@ export class ActivityRunner {
       hookContext: { ...base, repos: store.repos },
     });
     if (decision.outcome === 'deny') throw decision.error;
-    const complete = (result: unknown) => {
+    const complete = (result: unknown, ctx: ActivityContext) => {
       row.status = ActivityStatus.COMPLETED;
       row.result = JSON.stringify(decl.result ? { [decl.result]: result ?? {} } : {});
+      if (s.appProofs && decl.appProofFacts) {
+        row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
+      }
     };
     const record = async (repos: Repositories) => {
       await repos.activities.insert(row);
@@ -127,7 +134,7 @@ export class ActivityRunner {
         // Reads and computation happen first; the finished activity is then recorded durably
         // before the answer leaves. A crash in between loses a result nobody has seen.
         const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
-        complete(await decl.execute(ctx, params));
+        complete(await decl.execute(ctx, params), ctx);
         await store.groupCommit(record);
       } else {
         await store.transaction(async (repos) => {
@@ -135,8 +142,8 @@ export class ActivityRunner {
           // crash leaves either nothing or the finished activity.
           await record(repos);
           const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
-          complete(await decl.execute(ctx, params));
-          await repos.activities.finish(activityId, { status: row.status, result: row.result }, base.now);
+          complete(await decl.execute(ctx, params), ctx);
+          await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
         });
       }
     } catch (err) {
@@ -171,6 +178,7 @@ export class ActivityRunner {
       result: '{}',
       failure: null,
       pending_parameters: null,
+      app_proofs: null,
       user_id: base.caller.user.id,
       timestamp_ms: s.timestampMs,
       created_at: base.now,

@@ -110,7 +110,7 @@ export class Pipeline {
     const fingerprint = fingerprintOf(rawBody);
     const orgId = base.organization.id;
 
-    return this.activities.submit({ decl, binding, params, fingerprint, rawBody, timestampMs, base });
+    return this.activities.submit({ decl, binding, params, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
   }
 
 }

@@ -12,6 +12,7 @@ import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
 import * as m004 from './migrations/004_policies.js';
+import * as m005 from './migrations/005_app_proofs.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002_wallets': m002,
   '003_import_bundles': m003,
   '004_policies': m004,
+  '005_app_proofs': m005,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -13,6 +13,7 @@ import { UsersRepo } from './repositories/users.js';
 import { PrivateKeysRepo } from './repositories/private-keys.js';
 import { WalletsRepo } from './repositories/wallets.js';
 import { ImportBundlesRepo } from './repositories/import-bundles.js';
+import { BootProofsRepo } from './repositories/boot-proofs.js';
 import { PoliciesRepo, PolicyEvaluationsRepo } from './repositories/policies.js';
 import { ContractInterfacesRepo } from './repositories/contract-interfaces.js';
 
@@ -44,6 +45,7 @@ export interface Repositories {
   wallets: WalletsRepo;
   privateKeys: PrivateKeysRepo;
   importBundles: ImportBundlesRepo;
+  bootProofs: BootProofsRepo;
   policies: PoliciesRepo;
   policyEvaluations: PolicyEvaluationsRepo;
   contractInterfaces: ContractInterfacesRepo;
@@ -72,6 +74,7 @@ function bind(db: Kysely<Database>): Repositories {
     wallets: new WalletsRepo(db),
     privateKeys: new PrivateKeysRepo(db),
     importBundles: new ImportBundlesRepo(db),
+    bootProofs: new BootProofsRepo(db),
     policies: new PoliciesRepo(db),
     policyEvaluations: new PolicyEvaluationsRepo(db),
     contractInterfaces: new ContractInterfacesRepo(db),

@@ -71,6 +71,8 @@ export interface ActivityTable {
   result: string | null;
   failure: string | null;
   pending_parameters: string | null;
+  /** JSON array of v1AppProof when the submission asked for app proofs. */
+  app_proofs: string | null;
   user_id: string;
   timestamp_ms: number;
   created_at: number;
@@ -107,6 +109,7 @@ export interface Database {
   private_key_tags: PrivateKeyTagTable;
   private_key_tag_assignments: PrivateKeyTagAssignmentTable;
   import_bundles: ImportBundleTable;
+  boot_proofs: BootProofTable;
   policies: PolicyTable;
   smart_contract_interfaces: SmartContractInterfaceTable;
   policy_evaluations: PolicyEvaluationTable;
@@ -233,5 +236,12 @@ export interface PolicyEvaluationTable {
   vote_id: string | null;
   /** JSON array of {policyId, outcome}. */
   evaluations: string;
+  created_at: number;
+}
+
+export interface BootProofTable {
+  ephemeral_public_key: string;
+  /** JSON of the v1BootProof record. */
+  boot_proof: string;
   created_at: number;
 }

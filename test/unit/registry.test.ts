@@ -26,6 +26,7 @@ const SDK_METHOD: Record<string, string> = {
   list_private_keys: 'getPrivateKeys',
   list_wallets: 'getWallets',
   list_wallet_accounts: 'getWalletAccounts',
+  list_app_proofs: 'getAppProofs',
 };
 
 describe('registry', () => {

@@ -34,12 +34,19 @@ export class ActivitiesRepo {
 
   async finish(
     id: string,
-    update: { status: string; result?: string | null; failure?: string | null },
+    update: { status: string; result?: string | null; failure?: string | null; appProofs?: string | null },
     now: number,
   ): Promise<void> {
     await this.db
       .updateTable('activities')
-      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, pending_parameters: null, updated_at: now })
+      .set({
+        status: update.status,
+        result: update.result ?? null,
+        failure: update.failure ?? null,
+        app_proofs: update.appProofs ?? null,
+        pending_parameters: null,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .execute();
   }
