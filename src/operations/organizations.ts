@@ -2,6 +2,9 @@
 // interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
 import { organizationData, renameOrganization, rootQuorum } from '../domain/organizations.js';
 import { defineActivity, defineQuery } from './define.js';
+import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams } from '../domain/sub-organizations.js';
+import { pageLimit } from '../domain/records.js';
+import { derivationFacts } from './wallets.js';
 
 export const updateOrganizationNameOp = defineActivity<
   { organizationName: string },
@@ -45,4 +48,39 @@ export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, 
   path: 'get_organization_configs',
   request: 'v1GetOrganizationConfigsRequest',
   execute: async (ctx) => ({ configs: { features: [], quorum: await rootQuorum(ctx.repos, ctx.organization) } }),
+});
+
+export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParams, { subOrganizationId: string; wallet?: { walletId: string; addresses: string[] }; rootUserIds: string[] }>({
+  path: 'create_sub_organization',
+  type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8',
+  result: 'createSubOrganizationResultV8',
+  policy: { resource: 'ORGANIZATION', action: 'CREATE' },
+  appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? derivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
+  execute: (ctx, p) => createSubOrganization(ctx, p),
+});
+
+export const deleteSubOrganizationOp = defineActivity<{ deleteWithoutExport?: boolean }, { subOrganizationUuid: string }>({
+  path: 'delete_sub_organization',
+  type: 'ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION',
+  result: 'deleteSubOrganizationResult',
+  policy: { resource: 'ORGANIZATION', action: 'DELETE' },
+  execute: (ctx, p) => deleteSubOrganization(ctx, p.deleteWithoutExport),
+});
+
+// Sub-organizations of the caller's organization, optionally filtered (turnkey-semantics.md §2).
+export const listSubOrgsOp = defineQuery<
+  { organizationId: string; filterType?: string; filterValue?: string; paginationOptions?: { limit?: string; before?: string; after?: string } },
+  unknown
+>({
+  path: 'list_suborgs',
+  request: 'v1GetSubOrgIdsRequest',
+  execute: async (ctx, b) => {
+    const page = b.paginationOptions ?? {};
+    const organizationIds = await ctx.repos.organizations.children(
+      ctx.organization.id,
+      { type: b.filterType, value: b.filterValue },
+      { limit: pageLimit(page.limit), after: page.after || undefined, before: page.before || undefined },
+    );
+    return { organizationIds };
+  },
 });

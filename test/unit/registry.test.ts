@@ -27,6 +27,7 @@ const SDK_METHOD: Record<string, string> = {
   list_wallets: 'getWallets',
   list_wallet_accounts: 'getWalletAccounts',
   list_app_proofs: 'getAppProofs',
+  list_suborgs: 'getSubOrgIds',
 };
 
 describe('registry', () => {

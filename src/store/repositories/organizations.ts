@@ -1,6 +1,7 @@
 // Organizations and their root quorum. SQL for the `organizations` and `root_quorum_members` tables.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, OrganizationTable } from '../schema.js';
+import { applyPage } from './pagination.js';
 
 export type OrganizationRow = Selectable<OrganizationTable>;
 
@@ -13,6 +14,82 @@ export class OrganizationsRepo {
 
   async get(id: string): Promise<OrganizationRow | undefined> {
     return this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Sub-organizations of `parentId` matching a filter, in creation order (list_suborgs). */
+  async children(
+    parentId: string,
+    filter: { type?: string; value?: string },
+    page: { limit: number; after?: string; before?: string },
+  ): Promise<string[]> {
+    let q = this.db.selectFrom('organizations').select(['organizations.id', 'organizations.created_at']).where('parent_organization_id', '=', parentId);
+    const v = filter.value ?? '';
+    switch (filter.type) {
+      case undefined:
+      case '':
+        break;
+      case 'NAME':
+        q = q.where('organizations.name', '=', v);
+        break;
+      case 'USERNAME':
+      case 'EMAIL':
+      case 'PHONE_NUMBER': {
+        const column = filter.type === 'USERNAME' ? 'users.user_name' : filter.type === 'EMAIL' ? 'users.user_email' : 'users.user_phone_number';
+        q = q.where((eb) =>
+          eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.organization_id', '=', 'organizations.id').where(column, '=', v)),
+        );
+        break;
+      }
+      case 'PUBLIC_KEY':
+        q = q.where((eb) =>
+          eb.exists(eb.selectFrom('api_keys').select('api_keys.id').whereRef('api_keys.organization_id', '=', 'organizations.id').where('api_keys.public_key', '=', v.toLowerCase())),
+        );
+        break;
+      case 'WALLET_ACCOUNT_ADDRESS':
+        q = q.where((eb) =>
+          eb.exists(
+            eb.selectFrom('wallet_accounts').select('wallet_accounts.id').whereRef('wallet_accounts.organization_id', '=', 'organizations.id').where('wallet_accounts.address', '=', v),
+          ),
+        );
+        break;
+      default:
+        // Credential ids and OIDC tokens belong to authenticators and OAuth providers, which no
+        // sub-organization holds yet: nothing matches.
+        return [];
+    }
+    const position = async (id: string) =>
+      this.db.selectFrom('organizations').select(['created_at', 'id']).where('id', '=', id).where('parent_organization_id', '=', parentId).executeTakeFirst();
+    const cursor = { after: page.after ? await position(page.after) : undefined, before: page.before ? await position(page.before) : undefined };
+    const { query, reversed } = applyPage(q, 'organizations', { limit: page.limit, order: 'asc' }, cursor);
+    const rows = await query.execute();
+    return (reversed ? rows.reverse() : rows).map((r) => r.id);
+  }
+
+  /** Removes an organization and everything in it (delete_sub_organization). */
+  async deleteWithContents(id: string): Promise<void> {
+    const activityIds = this.db.selectFrom('activities').select('id').where('organization_id', '=', id);
+    await this.db.deleteFrom('votes').where('activity_id', 'in', activityIds).execute();
+    for (const table of [
+      'policy_evaluations',
+      'activities',
+      'user_tag_assignments',
+      'private_key_tag_assignments',
+      'private_key_addresses',
+      'api_keys',
+      'root_quorum_members',
+      'user_tags',
+      'private_key_tags',
+      'wallet_accounts',
+      'import_bundles',
+      'policies',
+      'smart_contract_interfaces',
+    ] as const) {
+      await this.db.deleteFrom(table).where('organization_id', '=', id).execute();
+    }
+    await this.db.deleteFrom('private_keys').where('organization_id', '=', id).execute();
+    await this.db.deleteFrom('wallets').where('organization_id', '=', id).execute();
+    await this.db.deleteFrom('users').where('organization_id', '=', id).execute();
+    await this.db.deleteFrom('organizations').where('id', '=', id).execute();
   }
 
   async rename(id: string, name: string, now: number): Promise<void> {

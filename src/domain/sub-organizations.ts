@@ -1,0 +1,101 @@
+// Sub-organizations (turnkey-semantics.md §2; swagger v1CreateSubOrganizationIntentV8): created by a
+// parent with its own root users, API keys, root quorum and optionally a wallet, all in one
+// transaction; the parent may read it but never write to it; only the sub-organization's own root
+// users delete it, and only once its keys have been exported or deleteWithoutExport is set.
+import { SigilError, invalid } from '../errors/errors.js';
+import type { OrganizationRow } from '../store/index.js';
+import { buildApiKeyRows, insertApiKeys, type ApiKeyParams } from './api-keys.js';
+import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import type { ActivityContext } from './context.js';
+import { storeWallet, type WalletAccountParams } from './wallets.js';
+import { generateMnemonic, isMnemonicWordCount } from '../crypto/bip39.js';
+
+export interface RootUserParams {
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  apiKeys: ApiKeyParams[];
+  authenticators: unknown[];
+  oauthProviders: unknown[];
+}
+
+export interface CreateSubOrganizationParams {
+  subOrganizationName: string;
+  rootUsers: RootUserParams[];
+  rootQuorumThreshold: number;
+  wallet?: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number };
+}
+
+export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOrganizationParams) {
+  if (ctx.organization.parent_organization_id) {
+    throw new SigilError('INVALID_ACTIVITY_CALLER', 'This activity cannot be called by sub-organizations');
+  }
+  checkName(p.subOrganizationName, 'subOrganizationName');
+  if (p.rootUsers.length === 0) throw invalid('rootUsers must list at least one user');
+  if (!Number.isInteger(p.rootQuorumThreshold) || p.rootQuorumThreshold < 1 || p.rootQuorumThreshold > p.rootUsers.length) {
+    throw invalid(`rootQuorumThreshold must be from 1 to the number of root users (${p.rootUsers.length})`);
+  }
+  const sub: OrganizationRow = {
+    id: ctx.newId(),
+    name: p.subOrganizationName,
+    parent_organization_id: ctx.organization.id,
+    root_quorum_threshold: p.rootQuorumThreshold,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await ctx.repos.organizations.insert(sub);
+  const rootUserIds: string[] = [];
+  for (const [i, u] of p.rootUsers.entries()) {
+    const field = `rootUsers[${i}]`;
+    checkName(u.userName, `${field}.userName`);
+    if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
+    if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
+    if (u.authenticators.length > 0) {
+      throw invalid(`${field}.authenticators: passkey registration is not available in this Sigil version; register API keys instead`);
+    }
+    if (u.oauthProviders.length > 0) throw invalid(`${field}.oauthProviders: OAuth providers are not available in this Sigil version`);
+    if (u.apiKeys.length === 0 && !u.userEmail && !u.userPhoneNumber) {
+      throw invalid(`${field}: a root user needs at least one credential: an API key, an email or a phone number`);
+    }
+    const userId = ctx.newId();
+    await ctx.repos.users.insert({
+      id: userId,
+      organization_id: sub.id,
+      user_name: u.userName,
+      user_email: u.userEmail || null,
+      user_phone_number: u.userPhoneNumber || null,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    });
+    await insertApiKeys(ctx.repos, sub.id, buildApiKeyRows(sub.id, userId, u.apiKeys, ctx.now, ctx.newId));
+    rootUserIds.push(userId);
+  }
+  await ctx.repos.organizations.setRootQuorum(sub.id, p.rootQuorumThreshold, rootUserIds, ctx.now);
+  let wallet: { walletId: string; addresses: string[] } | undefined;
+  if (p.wallet) {
+    const words = p.wallet.mnemonicLength ?? 12;
+    if (!isMnemonicWordCount(words)) throw invalid(`invalid mnemonic length ${words}: use 12, 15, 18, 21 or 24`);
+    wallet = await storeWallet(
+      { ...ctx, organization: sub },
+      { walletName: p.wallet.walletName, accounts: p.wallet.accounts, mnemonic: generateMnemonic(words), imported: false },
+    );
+  }
+  return { subOrganizationId: sub.id, ...(wallet ? { wallet } : {}), rootUserIds };
+}
+
+export async function deleteSubOrganization(ctx: ActivityContext, deleteWithoutExport = false) {
+  const org = ctx.organization;
+  if (!org.parent_organization_id) throw invalid('delete_sub_organization must target a sub-organization, not a top-level organization');
+  if (!deleteWithoutExport) {
+    const wallets = (await ctx.repos.wallets.list(org.id)).filter((w) => w.exported !== 1);
+    const keys = (await ctx.repos.privateKeys.list(org.id)).filter((k) => k.exported !== 1);
+    if (wallets.length + keys.length > 0) {
+      throw new SigilError(
+        'WALLET_ACCOUNT_NOT_EXPORTED',
+        `the sub-organization holds ${wallets.length} wallet(s) and ${keys.length} private key(s) never exported; export them or set deleteWithoutExport`,
+      );
+    }
+  }
+  await ctx.repos.organizations.deleteWithContents(org.id);
+  return { subOrganizationUuid: org.id };
+}

@@ -1,0 +1,81 @@
+// Sub-organizations through @turnkey/sdk-server: a parent creates one with a root user, an API key
+// and a wallet; that key works in the sub-organization; the parent reads it but cannot write to it;
+// list_suborgs finds it by name, email and public key; deletion needs the sub-organization's own root
+// user and exported keys (or deleteWithoutExport).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateP256KeyPair } from '@turnkey/crypto';
+import { startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { activityBody, httpClient, rawPost, sdkServerClient } from '../helpers/clients.js';
+
+let sigil: SigilInstance;
+beforeAll(async () => {
+  sigil = await startSigil();
+});
+afterAll(async () => {
+  await sigil?.stop();
+});
+
+const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
+
+describe('sub-organizations', () => {
+  it('create, use, read from the parent, list, and delete', async () => {
+    const parent = sdkServerClient(sigil);
+    const k = generateP256KeyPair();
+    const key = { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
+    const created = await parent.createSubOrganization({
+      subOrganizationName: 'end user 1',
+      rootUsers: [{ userName: 'end user', userEmail: 'end@example.com', apiKeys: [{ apiKeyName: 'device', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [] }],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: 'default', accounts: [ETH] },
+    });
+    const subId = created.subOrganizationId;
+    expect(created.rootUserIds).toHaveLength(1);
+    expect(created.wallet?.addresses).toHaveLength(1);
+
+    // The end user's key works in its sub-organization, and signs with the sub-organization's wallet.
+    const user = sdkServerClient(sigil, key, subId);
+    expect(await user.getWhoami({})).toMatchObject({ organizationId: subId, userId: created.rootUserIds[0], organizationName: 'end user 1' });
+    const sig = await user.signRawPayload({ signWith: created.wallet!.addresses[0], payload: '0x' + '55'.repeat(32), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' });
+    expect(sig.r).toMatch(/^[0-9a-f]{64}$/);
+    // ...but not in the parent.
+    await expect(sdkServerClient(sigil, key).getWhoami({})).rejects.toThrow(/could not find public key/);
+
+    // The parent reads the sub-organization but cannot write to it.
+    const org = await httpClient(sigil).getOrganization({ organizationId: subId });
+    expect(org.organizationData.name).toBe('end user 1');
+    expect((await sdkServerClient(sigil, sigil.root, subId).getWallets({})).wallets).toHaveLength(1);
+    const write = await rawPost(`${sigil.url}/public/v1/submit/create_wallet`, activityBody(subId, 'ACTIVITY_TYPE_CREATE_WALLET', { walletName: 'intruder', accounts: [ETH] }), { key: sigil.root });
+    expect(write.status).toBe(403);
+    expect(write.body.message).toMatch(/cannot submit activities to a sub-organization/);
+
+    // A sub-organization cannot create sub-organizations of its own.
+    await expect(
+      user.createSubOrganization({ subOrganizationName: 'nested', rootUsers: [{ userName: 'x', userEmail: 'x@example.com', apiKeys: [], authenticators: [], oauthProviders: [] }], rootQuorumThreshold: 1 }),
+    ).rejects.toThrow(/cannot be called by sub-organizations/);
+
+    const byEmail = await parent.getSubOrgIds({ filterType: 'EMAIL', filterValue: 'end@example.com' });
+    expect(byEmail.organizationIds).toEqual([subId]);
+    expect((await parent.getSubOrgIds({ filterType: 'PUBLIC_KEY', filterValue: k.publicKey })).organizationIds).toEqual([subId]);
+    expect((await parent.getSubOrgIds({ filterType: 'NAME', filterValue: 'end user 1' })).organizationIds).toEqual([subId]);
+    expect((await parent.getSubOrgIds({ filterType: 'EMAIL', filterValue: 'nobody@example.com' })).organizationIds).toEqual([]);
+
+    // Deletion: the parent cannot; the sub-organization's root user can, once keys are exported or with the flag.
+    const byParent = await rawPost(`${sigil.url}/public/v1/submit/delete_sub_organization`, activityBody(subId, 'ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION', {}), { key: sigil.root });
+    expect(byParent.status).toBe(403);
+    await expect(user.deleteSubOrganization({})).rejects.toThrow(/never exported/);
+    const deleted = await user.deleteSubOrganization({ deleteWithoutExport: true });
+    expect(deleted.subOrganizationUuid).toBe(subId);
+    expect((await parent.getSubOrgIds({})).organizationIds).not.toContain(subId);
+    await expect(sdkServerClient(sigil, key, subId).getWhoami({})).rejects.toThrow(/no organization found/);
+  });
+
+  it('refuses a threshold above the number of root users', async () => {
+    await expect(
+      sdkServerClient(sigil).createSubOrganization({
+        subOrganizationName: 'bad',
+        rootUsers: [{ userName: 'a', userEmail: 'a@example.com', apiKeys: [], authenticators: [], oauthProviders: [] }],
+        rootQuorumThreshold: 2,
+      }),
+    ).rejects.toThrow(/rootQuorumThreshold must be from 1 to the number of root users/);
+  });
+});
