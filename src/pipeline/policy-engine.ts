@@ -29,8 +29,10 @@ function outcomeOf(p: CompiledPolicy, context: PolicyContext): PolicyOutcome {
   if (condition && !fieldMatches(p.effect, condition)) return condition.ok ? 'OUTCOME_DENY_IMPLICIT' : 'OUTCOME_ERROR';
   const consensus = field(p.consensus);
   if (consensus && !fieldMatches(p.effect, consensus)) {
-    if (p.effect === 'EFFECT_DENY') return consensus.ok ? 'OUTCOME_DENY_IMPLICIT' : 'OUTCOME_ERROR';
-    return 'OUTCOME_REQUIRES_CONSENSUS';
+    // Only a consensus that evaluated to false can still be met by more approvals; an erroring
+    // one never applies, or the activity would wait for approvals that can never count.
+    if (!consensus.ok) return 'OUTCOME_ERROR';
+    return p.effect === 'EFFECT_DENY' ? 'OUTCOME_DENY_IMPLICIT' : 'OUTCOME_REQUIRES_CONSENSUS';
   }
   return p.effect === 'EFFECT_ALLOW' ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_EXPLICIT';
 }

@@ -2,7 +2,8 @@
 // "Errors"). The engine (src/pipeline) owns the decision; this is the rule Sigil recommends, kept
 // next to the language so the error kinds and the rule cannot drift apart.
 //
-// Every erroring field is recorded as `OUTCOME_ERROR` for the policy. Then:
+// A field whose error does not count as a match leaves the policy at `OUTCOME_ERROR`; a DENY whose
+// error counts as a match (below) is recorded by the engine as the deny it applies. Then:
 //
 // EFFECT_ALLOW + any error  → the field does not match, so the policy does not apply.
 //   An error never allows (§1.4: "An erroring EFFECT_ALLOW policy fails closed").
