@@ -1,32 +1,21 @@
 // Private keys, their addresses and tags. SQL for `private_keys`, `private_key_addresses`,
 // `private_key_tags` and `private_key_tag_assignments`.
 import type { Kysely, Selectable } from 'kysely';
+import { OrganizationScopedRepo } from './org-scoped.js';
 import type { Database, PrivateKeyAddressTable, PrivateKeyTable, PrivateKeyTagTable } from '../schema.js';
 
 export type PrivateKeyRow = Selectable<PrivateKeyTable>;
 export type PrivateKeyAddressRow = Selectable<PrivateKeyAddressTable>;
 export type PrivateKeyTagRow = Selectable<PrivateKeyTagTable>;
 
-export class PrivateKeysRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class PrivateKeysRepo extends OrganizationScopedRepo<'private_keys'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'private_keys');
+  }
 
   async insert(row: PrivateKeyRow, addresses: PrivateKeyAddressRow[]): Promise<void> {
     await this.db.insertInto('private_keys').values(row).execute();
     if (addresses.length > 0) await this.db.insertInto('private_key_addresses').values(addresses).execute();
-  }
-
-  async get(organizationId: string, id: string): Promise<PrivateKeyRow | undefined> {
-    return this.db
-      .selectFrom('private_keys')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-  }
-
-  async getMany(organizationId: string, ids: string[]): Promise<PrivateKeyRow[]> {
-    if (ids.length === 0) return [];
-    return this.db.selectFrom('private_keys').selectAll().where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
   }
 
   async findByName(organizationId: string, name: string): Promise<PrivateKeyRow | undefined> {
@@ -49,25 +38,6 @@ export class PrivateKeysRepo {
       .orderBy('private_keys.created_at')
       .orderBy('private_keys.id')
       .execute();
-  }
-
-  async list(organizationId: string): Promise<PrivateKeyRow[]> {
-    return this.db
-      .selectFrom('private_keys')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-
-  async count(organizationId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('private_keys')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 
   async addresses(keyIds: string[]): Promise<PrivateKeyAddressRow[]> {

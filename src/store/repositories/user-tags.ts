@@ -1,33 +1,17 @@
 // User tags. SQL for the `user_tags` table (assignments are in users.ts).
 import type { Kysely, Selectable } from 'kysely';
+import { OrganizationScopedRepo } from './org-scoped.js';
 import type { Database, UserTagTable } from '../schema.js';
 
 export type UserTagRow = Selectable<UserTagTable>;
 
-export class UserTagsRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class UserTagsRepo extends OrganizationScopedRepo<'user_tags'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'user_tags');
+  }
 
   async insert(row: UserTagRow): Promise<void> {
     await this.db.insertInto('user_tags').values(row).execute();
-  }
-
-  async get(organizationId: string, tagId: string): Promise<UserTagRow | undefined> {
-    return this.db
-      .selectFrom('user_tags')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', tagId)
-      .executeTakeFirst();
-  }
-
-  async getMany(organizationId: string, tagIds: string[]): Promise<UserTagRow[]> {
-    if (tagIds.length === 0) return [];
-    return this.db
-      .selectFrom('user_tags')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', 'in', tagIds)
-      .execute();
   }
 
   async findByName(organizationId: string, name: string): Promise<UserTagRow | undefined> {
@@ -37,16 +21,6 @@ export class UserTagsRepo {
       .where('organization_id', '=', organizationId)
       .where('name', '=', name)
       .executeTakeFirst();
-  }
-
-  async list(organizationId: string): Promise<UserTagRow[]> {
-    return this.db
-      .selectFrom('user_tags')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
   }
 
   async rename(organizationId: string, tagId: string, name: string, now: number): Promise<void> {
@@ -86,12 +60,4 @@ export class UserTagsRepo {
     await this.db.deleteFrom('user_tags').where('organization_id', '=', organizationId).where('id', 'in', tagIds).execute();
   }
 
-  async count(organizationId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('user_tags')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
 }

@@ -1,52 +1,17 @@
 // Users and their tag assignments. SQL for the `users` and `user_tag_assignments` tables.
 import type { Kysely, Selectable } from 'kysely';
+import { OrganizationScopedRepo } from './org-scoped.js';
 import type { Database, UserTable } from '../schema.js';
 
 export type UserRow = Selectable<UserTable>;
 
-export class UsersRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class UsersRepo extends OrganizationScopedRepo<'users'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'users');
+  }
 
   async insert(row: UserRow): Promise<void> {
     await this.db.insertInto('users').values(row).execute();
-  }
-
-  async get(organizationId: string, userId: string): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', userId)
-      .executeTakeFirst();
-  }
-
-  async getMany(organizationId: string, userIds: string[]): Promise<UserRow[]> {
-    if (userIds.length === 0) return [];
-    return this.db
-      .selectFrom('users')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', 'in', userIds)
-      .execute();
-  }
-
-  async list(organizationId: string): Promise<UserRow[]> {
-    return this.db
-      .selectFrom('users')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-
-  async count(organizationId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 
   async update(
@@ -68,6 +33,7 @@ export class UsersRepo {
     await this.db.deleteFrom('user_tag_assignments').where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('root_quorum_members').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('api_keys').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
+    await this.db.deleteFrom('authenticators').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('users').where('organization_id', '=', organizationId).where('id', 'in', userIds).execute();
   }
 

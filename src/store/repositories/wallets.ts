@@ -1,35 +1,19 @@
 // HD wallets and wallet accounts. SQL for the `wallets` and `wallet_accounts` tables.
 import type { Kysely, Selectable } from 'kysely';
+import { OrganizationScopedRepo } from './org-scoped.js';
 import type { Database, WalletAccountTable, WalletTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
 
 export type WalletRow = Selectable<WalletTable>;
 export type WalletAccountRow = Selectable<WalletAccountTable>;
 
-export class WalletsRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class WalletsRepo extends OrganizationScopedRepo<'wallets'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'wallets');
+  }
 
   async insert(row: WalletRow): Promise<void> {
     await this.db.insertInto('wallets').values(row).execute();
-  }
-
-  async get(organizationId: string, walletId: string): Promise<WalletRow | undefined> {
-    return this.db
-      .selectFrom('wallets')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', walletId)
-      .executeTakeFirst();
-  }
-
-  async getMany(organizationId: string, walletIds: string[]): Promise<WalletRow[]> {
-    if (walletIds.length === 0) return [];
-    return this.db
-      .selectFrom('wallets')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', 'in', walletIds)
-      .execute();
   }
 
   async findByName(organizationId: string, name: string): Promise<WalletRow | undefined> {
@@ -39,25 +23,6 @@ export class WalletsRepo {
       .where('organization_id', '=', organizationId)
       .where('name', '=', name)
       .executeTakeFirst();
-  }
-
-  async list(organizationId: string): Promise<WalletRow[]> {
-    return this.db
-      .selectFrom('wallets')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-
-  async count(organizationId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('wallets')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 
   async update(organizationId: string, walletId: string, changes: { name?: string; exported?: number }, now: number) {

@@ -1,0 +1,44 @@
+// The reads every organization-owned table shares: one row by id, several by ids, all in creation
+// order, and a count; each repository of such a table extends this instead of repeating them.
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../schema.js';
+
+/** Tables whose rows belong to an organization and are listed in (created_at, id) order. */
+export type OrganizationTable = {
+  [K in keyof Database]: Database[K] extends { id: string; organization_id: string; created_at: number } ? K : never;
+}[keyof Database];
+
+export class OrganizationScopedRepo<T extends OrganizationTable> {
+  constructor(
+    protected readonly db: Kysely<Database>,
+    private readonly table: T,
+  ) {}
+
+  // Kysely cannot type a query over a table chosen by a type parameter; the casts stay here.
+  private from(): any {
+    return (this.db as Kysely<any>).selectFrom(this.table).selectAll();
+  }
+
+  async get(organizationId: string, id: string): Promise<Selectable<Database[T]> | undefined> {
+    return this.from().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+  }
+
+  async getMany(organizationId: string, ids: string[]): Promise<Selectable<Database[T]>[]> {
+    if (ids.length === 0) return [];
+    return this.from().where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+  }
+
+  async list(organizationId: string): Promise<Selectable<Database[T]>[]> {
+    return this.from().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const db: any = this.db;
+    const row = await db
+      .selectFrom(this.table)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    return Number((row as { n: unknown }).n);
+  }
+}
