@@ -57,7 +57,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
         get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
-      settings: { importBundleTtlMs: config.importBundleTtlMs },
+      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins } },
       appProofKey: new AppProofKey(),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
@@ -70,6 +70,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       signerPublicKey: deployment.signer.publicKeyUncompressedHex,
       version: VERSION,
       ready,
+      trustedProxies: config.trustedProxies,
     });
     const proxy = await authProxyServer({ logger, bodyLimitBytes: config.bodyLimitBytes, ready });
     await api.listen({ host: config.host, port: config.port });

@@ -1,6 +1,7 @@
 // Typed configuration of a Sigil process, from command-line flags and the environment
 // (SIGIL_* and DATABASE_URL). Flags win over the environment, the environment over defaults.
 // Nothing else in src reads process.env: the CLI builds a Config and hands it down.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -21,6 +22,16 @@ export interface Config {
   logLevel: string;
   /** How long an import bundle from init_import_* stays usable. */
   importBundleTtlMs: number;
+  /** WebAuthn relying party id passkeys are registered and asserted for (SIGIL_WEBAUTHN_RP_ID). */
+  webauthnRpId: string;
+  /** Allowed WebAuthn `clientDataJSON.origin` values (SIGIL_WEBAUTHN_ORIGINS, comma-separated; `*` = any). */
+  webauthnOrigins: string[];
+  /**
+   * Proxies whose X-Forwarded-For is believed when finding a request's client address, for IP
+   * allowlists (SIGIL_TRUSTED_PROXIES: addresses, CIDRs or `loopback`/`linklocal`/`uniquelocal`,
+   * comma-separated). Empty (the default): the connecting address is the client.
+   */
+  trustedProxies: string[];
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -33,7 +44,29 @@ const DEFAULTS = {
   maxRequestAgeMs: 60 * 60 * 1000,
   maxRequestFutureMs: 5 * 60 * 1000,
   logLevel: 'info',
+  webauthnRpId: 'localhost',
+  webauthnOrigins: 'http://localhost:3000,https://localhost',
 };
+
+function list(v: string | undefined, fallback: string): string[] {
+  const items = (v ?? fallback).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return items.length > 0 ? items : fallback.split(',');
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustedProxies(v: string | undefined): string[] {
+  const items = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const item of items) {
+    const [address, prefix, extra] = item.split('/');
+    const family = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (!PROXY_NAMES.includes(item) && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new Error(`SIGIL_TRUSTED_PROXIES: "${item}" is not an IP address, a CIDR block or one of ${PROXY_NAMES.join(', ')}`);
+    }
+  }
+  return items;
+}
 
 function str(v: string | boolean | undefined): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -60,5 +93,9 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
     logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
     importBundleTtlMs: 1000 * int('SIGIL_IMPORT_BUNDLE_TTL_SECONDS', env.SIGIL_IMPORT_BUNDLE_TTL_SECONDS, 15 * 60),
+    webauthnRpId: env.SIGIL_WEBAUTHN_RP_ID || DEFAULTS.webauthnRpId,
+    // Browsers send origins without a trailing slash; a configured one would never match.
+    trustedProxies: trustedProxies(env.SIGIL_TRUSTED_PROXIES),
+    webauthnOrigins: list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).map((o) => o.replace(/\/+$/, '')),
   };
 }

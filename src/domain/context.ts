@@ -1,7 +1,7 @@
 // What an operation's `execute` receives: the repositories (bound to the activity's transaction),
 // the target organization, who is calling, the clock and id source, and deployment services.
 // Built once per request by the pipeline; domain code never reads headers or stamps.
-import type { ApiKeyRow, OrganizationRow, Repositories, UserRow } from '../store/index.js';
+import type { ApiKeyRow, AuthenticatorRow, OrganizationRow, Repositories, UserRow } from '../store/index.js';
 import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
 import type { AppProofKey } from '../crypto/app-proofs.js';
@@ -13,7 +13,24 @@ export interface ApiKeyCredential {
   signature: string;
 }
 
-export type CallerCredential = ApiKeyCredential;
+/** A passkey (X-Stamp-Webauthn) whose assertion over the body verified. */
+export interface WebauthnCredential {
+  kind: 'webauthn';
+  authenticator: AuthenticatorRow;
+  /** The scheme a vote cast with this credential records. */
+  scheme: typeof WEBAUTHN_VOTE_SCHEME;
+  /** What a vote records as its signature: the X-Stamp-Webauthn value, verifiable against the message. */
+  signature: string;
+}
+
+export const WEBAUTHN_VOTE_SCHEME = 'SIGNATURE_SCHEME_TK_API_WEBAUTHN';
+
+export type CallerCredential = ApiKeyCredential | WebauthnCredential;
+
+/** The public key a credential is known by in votes and policies (`credential.public_key`). */
+export function credentialPublicKey(credential: CallerCredential): string {
+  return credential.kind === 'api_key' ? credential.apiKey.public_key : credential.authenticator.credential_public_key;
+}
 
 export interface Caller {
   /** The organization the caller's credential lives in: the target or its parent. */
@@ -38,7 +55,11 @@ export interface Services {
   /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
   signer: P256Signer;
   activities: ActivityReader;
-  settings: { importBundleTtlMs: number };
+  settings: {
+    importBundleTtlMs: number;
+    /** Relying party id and allowed origins for passkey registration and assertions. */
+    webauthn: { rpId: string; origins: string[] };
+  };
   /** This process's ephemeral app-proof key (never stored). */
   appProofKey: AppProofKey;
 }
@@ -50,6 +71,8 @@ export interface OperationContext {
   now: number;
   newId(): string;
   services: Services;
+  /** The request's client IP address (after trusted proxies); absent when unknown. */
+  clientAddress?: string;
 }
 
 export interface ActivityContext extends OperationContext {

@@ -5,6 +5,7 @@
 import type { Activity, Credential, PolicyContext, User } from '../policy/index.js';
 import type { Repositories, VoteRow } from '../store/index.js';
 import type { SigningTarget } from './signing.js';
+import { WEBAUTHN_CREDENTIAL_TYPE } from './authenticators.js';
 
 /** Version-agnostic kind: the type without `ACTIVITY_TYPE_` and a trailing `_V<n>` (§1.3). */
 export function activityKind(type: string): string {
@@ -23,10 +24,11 @@ export async function consensusKeywords(
 ): Promise<{ approvers: User[]; credentials: Credential[] }> {
   const approving = votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED');
   const userIds = [...new Set(approving.map((v) => v.user_id))];
-  const [users, tags, keys] = await Promise.all([
+  const [users, tags, keys, authenticators] = await Promise.all([
     repos.users.getMany(organizationId, userIds),
     repos.users.tagIds(userIds),
     repos.apiKeys.listForUsers(organizationId, userIds),
+    repos.authenticators.listForUsers(organizationId, userIds),
   ]);
   const byId = new Map(users.map((u) => [u.id, u]));
   const approvers: User[] = userIds
@@ -37,7 +39,12 @@ export async function consensusKeywords(
     });
   const credentials: Credential[] = approving.flatMap((v) => {
     const key = keys.find((k) => k.user_id === v.user_id && k.public_key === v.public_key);
-    return key ? [{ id: key.id, user_id: key.user_id, type: key.credential_type, public_key: key.public_key }] : [];
+    if (key) return [{ id: key.id, user_id: key.user_id, type: key.credential_type, public_key: key.public_key }];
+    // A passkey vote carries the authenticator's API-visible public key.
+    const passkey = authenticators.find((a) => a.user_id === v.user_id && a.credential_public_key === v.public_key);
+    return passkey
+      ? [{ id: passkey.id, user_id: passkey.user_id, type: WEBAUTHN_CREDENTIAL_TYPE, credential_id: passkey.credential_id, public_key: passkey.credential_public_key }]
+      : [];
   });
   return { approvers, credentials };
 }

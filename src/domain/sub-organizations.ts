@@ -5,7 +5,9 @@
 import { SigilError, invalid } from '../errors/errors.js';
 import type { OrganizationRow } from '../store/index.js';
 import { buildApiKeyRows, insertApiKeys, type ApiKeyParams } from './api-keys.js';
+import { registerAuthenticators, type AuthenticatorParams } from './authenticators.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import { registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
 import type { ActivityContext } from './context.js';
 import { storeWallet, type WalletAccountParams } from './wallets.js';
 import { generateMnemonic, isMnemonicWordCount } from '../crypto/bip39.js';
@@ -15,8 +17,8 @@ export interface RootUserParams {
   userEmail?: string;
   userPhoneNumber?: string;
   apiKeys: ApiKeyParams[];
-  authenticators: unknown[];
-  oauthProviders: unknown[];
+  authenticators: AuthenticatorParams[];
+  oauthProviders: OauthProviderParams[];
 }
 
 export interface CreateSubOrganizationParams {
@@ -50,12 +52,8 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
     checkName(u.userName, `${field}.userName`);
     if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
     if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
-    if (u.authenticators.length > 0) {
-      throw invalid(`${field}.authenticators: passkey registration is not available in this Sigil version; register API keys instead`);
-    }
-    if (u.oauthProviders.length > 0) throw invalid(`${field}.oauthProviders: OAuth providers are not available in this Sigil version`);
-    if (u.apiKeys.length === 0 && !u.userEmail && !u.userPhoneNumber) {
-      throw invalid(`${field}: a root user needs at least one credential: an API key, an email or a phone number`);
+    if (u.apiKeys.length === 0 && u.authenticators.length === 0 && u.oauthProviders.length === 0 && !u.userEmail && !u.userPhoneNumber) {
+      throw invalid(`${field}: a root user needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
     }
     const userId = ctx.newId();
     await ctx.repos.users.insert({
@@ -68,6 +66,8 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
       updated_at: ctx.now,
     });
     await insertApiKeys(ctx.repos, sub.id, buildApiKeyRows(sub.id, userId, u.apiKeys, ctx.now, ctx.newId));
+    await registerAuthenticators(ctx, sub.id, userId, u.authenticators, `${field}.authenticators`);
+    await registerOauthProviders(ctx, sub.id, userId, u.oauthProviders, `${field}.oauthProviders`);
     rootUserIds.push(userId);
   }
   await ctx.repos.organizations.setRootQuorum(sub.id, p.rootQuorumThreshold, rootUserIds, ctx.now);

@@ -3,7 +3,9 @@
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { Repositories, UserRow } from '../store/index.js';
 import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
+import { authenticatorRecord, registerAuthenticators, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import { oauthProvidersByUser, registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
 import { requireAll } from './lookup.js';
 import { timestamp, type TimestampObject } from './records.js';
 import type { ActivityContext } from './context.js';
@@ -13,7 +15,7 @@ export interface UserParams {
   userEmail?: string;
   userPhoneNumber?: string;
   apiKeys: ApiKeyParams[];
-  authenticators?: unknown[];
+  authenticators?: AuthenticatorParams[];
   oauthProviders?: unknown[];
   userTags?: string[];
 }
@@ -23,7 +25,7 @@ export interface UserRecord {
   userName: string;
   userEmail?: string;
   userPhoneNumber?: string;
-  authenticators: unknown[];
+  authenticators: AuthenticatorRecord[];
   apiKeys: ApiKeyRecord[];
   userTags: string[];
   oauthProviders: unknown[];
@@ -52,13 +54,7 @@ export async function createUsers(ctx: ActivityContext, users: UserParams[]): Pr
     checkName(u.userName, `${field}.userName`);
     if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
     if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
-    if ((u.authenticators?.length ?? 0) > 0) {
-      throw invalid(`${field}.authenticators: passkey registration is not available in this Sigil version; register API keys instead`);
-    }
-    if ((u.oauthProviders?.length ?? 0) > 0) {
-      throw invalid(`${field}.oauthProviders: OAuth providers are not available in this Sigil version`);
-    }
-    if (u.apiKeys.length === 0 && !u.userEmail && !u.userPhoneNumber) {
+    if (u.apiKeys.length === 0 && (u.authenticators?.length ?? 0) === 0 && (u.oauthProviders?.length ?? 0) === 0 && !u.userEmail && !u.userPhoneNumber) {
       throw invalid(`${field}: a user needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
     }
     const tags = await requireTags(ctx.repos, orgId, u.userTags ?? [], `${field}.userTags`);
@@ -73,6 +69,8 @@ export async function createUsers(ctx: ActivityContext, users: UserParams[]): Pr
       updated_at: ctx.now,
     });
     await insertApiKeys(ctx.repos, orgId, buildApiKeyRows(orgId, userId, u.apiKeys, ctx.now, ctx.newId));
+    await registerAuthenticators(ctx, orgId, userId, u.authenticators ?? [], `${field}.authenticators`);
+    await registerOauthProviders(ctx, orgId, userId, (u.oauthProviders ?? []) as OauthProviderParams[], `${field}.oauthProviders`);
     await ctx.repos.users.setTags(orgId, userId, tags);
     ids.push(userId);
   }
@@ -120,19 +118,24 @@ export async function deleteUsers(ctx: ActivityContext, userIds: string[]): Prom
   return unique;
 }
 
-/** Renders users as v1User records with their API keys and tags, in the order given. */
+/** Renders users as v1User records with their authenticators, API keys and tags, in the order given. */
 export async function userRecords(repos: Repositories, organizationId: string, rows: UserRow[]): Promise<UserRecord[]> {
   const ids = rows.map((r) => r.id);
-  const [keys, tags] = await Promise.all([repos.apiKeys.listForUsers(organizationId, ids), repos.users.tagIds(ids)]);
+  const [keys, tags, authenticators] = await Promise.all([
+    repos.apiKeys.listForUsers(organizationId, ids),
+    repos.users.tagIds(ids),
+    repos.authenticators.listForUsers(organizationId, ids),
+  ]);
+  const oauthProviders = await oauthProvidersByUser(repos, organizationId, ids);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.user_name,
     ...(u.user_email !== null ? { userEmail: u.user_email } : {}),
     ...(u.user_phone_number !== null ? { userPhoneNumber: u.user_phone_number } : {}),
-    authenticators: [],
+    authenticators: authenticators.filter((a) => a.user_id === u.id).map(authenticatorRecord),
     apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyRecord),
     userTags: tags.get(u.id) ?? [],
-    oauthProviders: [],
+    oauthProviders: oauthProviders.get(u.id) ?? [],
     createdAt: timestamp(u.created_at),
     updatedAt: timestamp(u.updated_at),
     mfaPolicies: [],

@@ -27,10 +27,12 @@ export interface PublicApiOptions {
   signerPublicKey: string;
   version: string;
   ready: () => Promise<void>;
+  /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
+  trustedProxies?: string[];
 }
 
 /** Shared set-up of both servers: raw-body parsing, CORS, JSON errors, 404s, health. */
-export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number; ready: () => Promise<void> }) {
+export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number; ready: () => Promise<void>; trustedProxies?: string[] }) {
   const app = Fastify({
     loggerInstance: opts.logger,
     // The pipeline logs one line per request itself, with the operation and outcome.
@@ -38,6 +40,8 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
     bodyLimit: opts.bodyLimitBytes,
     return503OnClosing: true,
     requestIdHeader: 'x-request-id',
+    // req.ip is the connecting address unless it is a trusted proxy, then X-Forwarded-For decides.
+    trustProxy: opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : false,
   });
   await app.register(cors, {
     origin: true,
@@ -91,6 +95,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
         operation,
         rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
         headers: req.headers,
+        clientAddress: req.ip,
       });
       log = res.log;
       return reply.send(res.body);

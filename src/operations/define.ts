@@ -37,6 +37,11 @@ export interface ActivityDeclaration<P = any, R = any> {
   /** Parameter fields never logged or stored in plaintext. */
   secretFields?: string[];
   /**
+   * Login activities: when the stamp's credential is not in the target organization or its parent,
+   * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).
+   */
+  credentialMayBeInSubOrganization?: boolean;
+  /**
    * 'transactional' (default): execute writes through the activity's transaction.
    * 'pure': execute only reads and computes (signing); its result is recorded afterwards in a
    * grouped commit, so the slow part never holds the write lock. A pure activity that fails

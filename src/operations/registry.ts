@@ -5,6 +5,7 @@ import { definitions, hasDefinition, intentDefinitionOf, intentMemberOf } from '
 import type { ActivityDeclaration, Declaration, QueryDeclaration } from './define.js';
 import * as activities from './activities.js';
 import * as apiKeys from './api-keys.js';
+import * as authenticators from './authenticators.js';
 import * as organizations from './organizations.js';
 import * as userTags from './user-tags.js';
 import * as users from './users.js';
@@ -15,8 +16,11 @@ import * as exportImport from './export-import.js';
 import * as consensus from './consensus.js';
 import * as appProofs from './app-proofs.js';
 import * as policies from './policies.js';
+import * as sessions from './sessions.js';
+import * as ipAllowlists from './ip-allowlists.js';
+import * as oauthProviders from './oauth-providers.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

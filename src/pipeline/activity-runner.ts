@@ -5,7 +5,7 @@
 // decision, and the vote that completes consensus runs the activity in the vote's own transaction.
 import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
-import type { ActivityContext, Caller, OperationContext, Services } from '../domain/context.js';
+import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
 import { proveFacts } from '../domain/app-proofs.js';
 import { SigilError } from '../errors/errors.js';
@@ -54,7 +54,7 @@ export class ActivityRunner {
       user_id: caller.user.id,
       selection,
       message,
-      public_key: caller.credential.apiKey.public_key,
+      public_key: credentialPublicKey(caller.credential),
       signature: caller.credential.signature,
       scheme: caller.credential.scheme,
       created_at: now,
@@ -270,9 +270,21 @@ export class ActivityRunner {
   /** The submitter of a waiting activity, with the credential that submitted it. */
   private async submitterOf(repos: Repositories, target: ActivityRow, votes: VoteRow[]): Promise<Caller> {
     const first = votes.find((v) => v.user_id === target.user_id);
-    const found = first ? await repos.apiKeys.findWithOwner([target.organization_id], first.public_key) : [];
+    const gone = () => new SigilError('REQUEST_INVALID', `the credential that submitted activity ${target.id} no longer exists`);
+    if (!first) throw gone();
+    if (first.scheme === WEBAUTHN_VOTE_SCHEME) {
+      const found = await repos.authenticators.findByPublicKeyWithOwner(target.organization_id, first.public_key);
+      const match = found.find((f) => f.user.id === target.user_id);
+      if (!match) throw gone();
+      return {
+        organizationId: target.organization_id,
+        user: match.user,
+        credential: { kind: 'webauthn', authenticator: match.authenticator, scheme: WEBAUTHN_VOTE_SCHEME, signature: first.signature },
+      };
+    }
+    const found = await repos.apiKeys.findWithOwner([target.organization_id], first.public_key);
     const match = found.find((f) => f.user.id === target.user_id);
-    if (!match || !first) throw new SigilError('REQUEST_INVALID', `the credential that submitted activity ${target.id} no longer exists`);
+    if (!match) throw gone();
     return {
       organizationId: target.organization_id,
       user: match.user,

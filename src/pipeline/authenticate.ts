@@ -1,9 +1,12 @@
 // Authentication: the stamp's signature over the raw body, then the credential's owner, found in
-// the target organization or its parent (turnkey-semantics.md §0), with API key expiry. Error
+// the target organization or its parent (turnkey-semantics.md §0), with API key expiry; passkey
+// stamps (X-Stamp-Webauthn) are verified by src/auth/webauthn.ts once the authenticator is found. Error
 // messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
 import { parseStamp, verifyApiKeyStamp, SCHEME_CURVE, type Stamp } from '../auth/stamp.js';
+import { authenticateWebauthnStamp } from '../auth/webauthn.js';
+import type { WebauthnExpectations } from '../crypto/webauthn.js';
 import { isExpired } from '../domain/api-keys.js';
-import type { Caller } from '../domain/context.js';
+import { WEBAUTHN_VOTE_SCHEME, type Caller } from '../domain/context.js';
 import { SigilError } from '../errors/errors.js';
 import type { OrganizationRow, Repositories } from '../store/index.js';
 
@@ -19,10 +22,24 @@ export async function resolveCaller(
   stamp: Stamp,
   org: OrganizationRow,
   now: number,
+  /** What a passkey assertion is checked against: the raw body (its challenge) and the relying party. */
+  passkeys: { rawBody: Uint8Array; webauthn: WebauthnExpectations },
 ): Promise<Caller> {
   if (stamp.kind === 'webauthn') {
-    // Passkeys are registered through authenticators, which this deployment does not hold yet.
-    throw new SigilError('CREDENTIAL_NOT_FOUND', 'credential ID could not be found in organization or its parent organization');
+    // The assertion can only be checked with the stored key, so the lookup comes first here.
+    const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
+    const { authenticator, user } = await authenticateWebauthnStamp(repos, stamp, orgIds, passkeys.rawBody, passkeys.webauthn);
+    const { authenticatorData, clientDataJson, credentialId, signature } = stamp;
+    return {
+      organizationId: authenticator.organization_id,
+      user,
+      credential: {
+        kind: 'webauthn',
+        authenticator,
+        scheme: WEBAUTHN_VOTE_SCHEME,
+        signature: JSON.stringify({ authenticatorData, clientDataJson, credentialId, signature }),
+      },
+    };
   }
   const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
   const rows = await repos.apiKeys.findWithOwner(orgIds, stamp.publicKey);

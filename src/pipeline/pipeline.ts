@@ -17,12 +17,17 @@ import type { Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
 import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
+import { readOnlySessionToken, stampCaller } from './identify.js';
+import { readOnlySessionCaller } from '../domain/sessions.js';
+import { enforceIpAllowlist } from '../domain/ip-allowlists.js';
 
 export interface PipelineRequest {
   kind: 'submit' | 'query';
   operation: string;
   rawBody: Buffer;
   headers: Record<string, string | string[] | undefined>;
+  /** The client's IP address as the HTTP layer determined it (trusted proxies applied). */
+  clientAddress?: string;
 }
 
 export interface PipelineResponse {
@@ -65,14 +70,21 @@ export class Pipeline {
     if (!decl) {
       throw new SigilError('UNIMPLEMENTED', `unknown operation: /public/v1/${req.kind}/${req.operation}`);
     }
-    const stamp = readStamp(req.headers, req.rawBody);
+    // A read-only session (X-Session) stands in for a stamp on queries only.
+    const sessionToken = readOnlySessionToken(req.headers, req.kind);
+    const stamp = sessionToken === undefined ? readStamp(req.headers, req.rawBody) : undefined;
     const body = parseBody(req.rawBody);
     const organizationId = organizationIdOf(body);
     const repos = this.deps.store.repos;
     const now = this.now();
-    const organization = await requireOrganization(repos, organizationId);
-    const caller = await resolveCaller(repos, stamp, organization, now);
-    const base = { organization, caller, now, newId, services: this.deps.services };
+    const target = await requireOrganization(repos, organizationId);
+    const { organization, caller } = stamp
+      ? await stampCaller(repos, decl, stamp, target, (org) =>
+          resolveCaller(repos, stamp, org, now, { rawBody: req.rawBody, webauthn: this.deps.services.settings.webauthn }),
+        )
+      : { organization: target, caller: await readOnlySessionCaller(repos, sessionToken!, this.deps.services.signer.publicKeyUncompressed, target, now) };
+    await enforceIpAllowlist(repos, caller, req.clientAddress);
+    const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
     if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
     return this.runActivity(decl, body, req.rawBody, base);
   }

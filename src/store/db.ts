@@ -13,6 +13,8 @@ import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
 import * as m004 from './migrations/004_policies.js';
 import * as m005 from './migrations/005_app_proofs.js';
+import * as m006 from './migrations/006_authenticators.js';
+import * as m007 from './migrations/007_sessions_allowlists.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -22,6 +24,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '003_import_bundles': m003,
   '004_policies': m004,
   '005_app_proofs': m005,
+  '006_authenticators': m006,
+  '007_sessions_allowlists': m007,
 };
 
 class StaticMigrations implements MigrationProvider {

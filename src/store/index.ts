@@ -16,6 +16,9 @@ import { ImportBundlesRepo } from './repositories/import-bundles.js';
 import { BootProofsRepo } from './repositories/boot-proofs.js';
 import { PoliciesRepo, PolicyEvaluationsRepo } from './repositories/policies.js';
 import { ContractInterfacesRepo } from './repositories/contract-interfaces.js';
+import { AuthenticatorsRepo } from './repositories/authenticators.js';
+import { IpAllowlistsRepo } from './repositories/ip-allowlists.js';
+import { OauthProvidersRepo } from './repositories/oauth-providers.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -28,6 +31,9 @@ export type { WalletAccountRow, WalletRow } from './repositories/wallets.js';
 export type { ImportBundleRow } from './repositories/import-bundles.js';
 export type { PolicyChanges, PolicyEvaluationRow, PolicyRow } from './repositories/policies.js';
 export type { SmartContractInterfaceRow } from './repositories/contract-interfaces.js';
+export type { AuthenticatorRow } from './repositories/authenticators.js';
+export type { IpAllowlistRow } from './repositories/ip-allowlists.js';
+export type { OauthProviderRow } from './repositories/oauth-providers.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -49,6 +55,9 @@ export interface Repositories {
   policies: PoliciesRepo;
   policyEvaluations: PolicyEvaluationsRepo;
   contractInterfaces: ContractInterfacesRepo;
+  authenticators: AuthenticatorsRepo;
+  ipAllowlists: IpAllowlistsRepo;
+  oauthProviders: OauthProvidersRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
@@ -78,6 +87,9 @@ function bind(db: Kysely<Database>): Repositories {
     policies: new PoliciesRepo(db),
     policyEvaluations: new PolicyEvaluationsRepo(db),
     contractInterfaces: new ContractInterfacesRepo(db),
+    authenticators: new AuthenticatorsRepo(db),
+    ipAllowlists: new IpAllowlistsRepo(db),
+    oauthProviders: new OauthProvidersRepo(db),
   };
 }
 

@@ -113,6 +113,9 @@ export interface Database {
   policies: PolicyTable;
   smart_contract_interfaces: SmartContractInterfaceTable;
   policy_evaluations: PolicyEvaluationTable;
+  authenticators: AuthenticatorTable;
+  ip_allowlists: IpAllowlistTable;
+  oauth_providers: OauthProviderTable;
 }
 
 export interface WalletTable {
@@ -244,4 +247,56 @@ export interface BootProofTable {
   /** JSON of the v1BootProof record. */
   boot_proof: string;
   created_at: number;
+}
+
+export interface AuthenticatorTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  /** base64url (no padding) of the raw credential id. */
+  credential_id: string;
+  /** base64url of the COSE_Key registered by the attestation (what assertions are verified with). */
+  public_key: string;
+  /** The key as the API shows it: compressed P-256 hex (ES256) or SPKI DER hex (RS256). */
+  credential_public_key: string;
+  /** COSE algorithm: -7 (ES256) or -257 (RS256). */
+  algorithm: number;
+  /** The highest signature counter seen; 0 for authenticators that do not count. */
+  sign_count: number;
+  /** JSON array of AUTHENTICATOR_TRANSPORT_* values. */
+  transports: string;
+  /** The attestation statement format (`none`, `packed`, …). */
+  attestation_type: string;
+  aaguid: string;
+  model: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IpAllowlistTable {
+  organization_id: string;
+  /** '' for the organization-level allowlist, else the API key's public key (lowercase hex). */
+  public_key: string;
+  /** 0/1 for the organization-level list; null for an API key's list. */
+  enabled: number | null;
+  /** 'ALLOW' or 'DENY' when the client address cannot be evaluated. */
+  on_evaluation_error: string;
+  /** JSON array of {cidr, label, createdAt} (createdAt: ms epoch string), CIDRs normalized. */
+  rules: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OauthProviderTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  provider_name: string;
+  /** The OIDC identity (iss, aud, sub); unique per organization. */
+  issuer: string;
+  audience: string;
+  subject: string;
+  created_at: number;
+  updated_at: number;
 }

@@ -52,9 +52,15 @@ export class OrganizationsRepo {
           ),
         );
         break;
+      case 'CREDENTIAL_ID':
+        q = q.where((eb) =>
+          eb.exists(
+            eb.selectFrom('authenticators').select('authenticators.id').whereRef('authenticators.organization_id', '=', 'organizations.id').where('authenticators.credential_id', '=', v),
+          ),
+        );
+        break;
       default:
-        // Credential ids and OIDC tokens belong to authenticators and OAuth providers, which no
-        // sub-organization holds yet: nothing matches.
+        // OIDC tokens belong to OAuth providers, which no sub-organization holds yet: nothing matches.
         return [];
     }
     const position = async (id: string) =>
@@ -76,6 +82,9 @@ export class OrganizationsRepo {
       'private_key_tag_assignments',
       'private_key_addresses',
       'api_keys',
+      'authenticators',
+      'oauth_providers',
+      'ip_allowlists',
       'root_quorum_members',
       'user_tags',
       'private_key_tags',

@@ -1,0 +1,41 @@
+// Session operations (turnkey-semantics.md §6 "Sessions"; swagger v1CreateReadWriteSessionIntentV2 →
+// v1CreateReadWriteSessionResultV2, v1CreateReadOnlySessionIntent → v1CreateReadOnlySessionResult,
+// v1StampLoginIntent → v1StampLoginResult): create_read_write_session, create_read_only_session,
+// stamp_login. All are AUTH/CREATE for policies, and a user may always open sessions for itself.
+import { createReadOnlySession, createReadWriteSession, stampLogin, type ReadWriteSessionParams } from '../domain/sessions.js';
+import { defineActivity } from './define.js';
+
+export const createReadWriteSessionOp = defineActivity<ReadWriteSessionParams, unknown>({
+  path: 'create_read_write_session',
+  type: 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2',
+  result: 'createReadWriteSessionResultV2',
+  policy: { resource: 'AUTH', action: 'CREATE' },
+  policyParams: (p) => ({ user_id: p.userId ?? '' }),
+  selfService: (caller, p) => !p.userId || p.userId === caller.user.id,
+  execute: (ctx, p) => createReadWriteSession(ctx, p),
+});
+
+export const createReadOnlySessionOp = defineActivity<Record<string, never>, unknown>({
+  path: 'create_read_only_session',
+  type: 'ACTIVITY_TYPE_CREATE_READ_ONLY_SESSION',
+  result: 'createReadOnlySessionResult',
+  policy: { resource: 'AUTH', action: 'CREATE' },
+  selfService: () => true,
+  execute: (ctx) => createReadOnlySession(ctx),
+});
+
+export const stampLoginOp = defineActivity<
+  { publicKey: string; expirationSeconds?: string; invalidateExisting?: boolean; sessionProfileId?: string },
+  { session: string }
+>({
+  path: 'stamp_login',
+  type: 'ACTIVITY_TYPE_STAMP_LOGIN',
+  result: 'stampLoginResult',
+  policy: { resource: 'AUTH', action: 'CREATE' },
+  policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
+  selfService: () => true,
+  // Login clients send the parent's organizationId while the credential lives in a sub-organization
+  // (turnkey-contract.md Traps 12): the pipeline finds that sub-organization.
+  credentialMayBeInSubOrganization: true,
+  execute: (ctx, p) => stampLogin(ctx, p),
+});

@@ -1,0 +1,144 @@
+// Authenticators (passkeys; credentials of type CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR). SQL for the
+// `authenticators` table (migration 006; interface-spec.md §2 "Authenticator").
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthenticatorTable, Database } from '../schema.js';
+import type { UserRow } from './users.js';
+
+export type AuthenticatorRow = Selectable<AuthenticatorTable>;
+
+export class AuthenticatorsRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(rows: AuthenticatorRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.insertInto('authenticators').values(rows).execute();
+  }
+
+  async get(organizationId: string, authenticatorId: string): Promise<AuthenticatorRow | undefined> {
+    return this.db
+      .selectFrom('authenticators')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', authenticatorId)
+      .executeTakeFirst();
+  }
+
+  /** Authenticators with this credential id in the given organizations (registration clash check). */
+  async findByCredentialId(organizationIds: string[], credentialId: string): Promise<AuthenticatorRow[]> {
+    if (organizationIds.length === 0) return [];
+    return this.db
+      .selectFrom('authenticators')
+      .selectAll()
+      .where('credential_id', '=', credentialId)
+      .where('organization_id', 'in', organizationIds)
+      .execute();
+  }
+
+  /** The stamp lookup: authenticators with this credential id in the organizations, with their owners. */
+  async findWithOwner(organizationIds: string[], credentialId: string): Promise<{ authenticator: AuthenticatorRow; user: UserRow }[]> {
+    if (organizationIds.length === 0) return [];
+    const rows = await this.ownerQuery()
+      .where('authenticators.credential_id', '=', credentialId)
+      .where('authenticators.organization_id', 'in', organizationIds)
+      .execute();
+    return rows.map(splitOwner);
+  }
+
+  /** Authenticators whose API-visible public key is `publicKey` (resuming a waiting activity's submitter). */
+  async findByPublicKeyWithOwner(organizationId: string, publicKey: string): Promise<{ authenticator: AuthenticatorRow; user: UserRow }[]> {
+    const rows = await this.ownerQuery()
+      .where('authenticators.organization_id', '=', organizationId)
+      .where('authenticators.credential_public_key', '=', publicKey)
+      .execute();
+    return rows.map(splitOwner);
+  }
+
+  private ownerQuery() {
+    return this.db
+      .selectFrom('authenticators')
+      .innerJoin('users', 'users.id', 'authenticators.user_id')
+      .selectAll('authenticators')
+      .select([
+        'users.id as u_id',
+        'users.organization_id as u_organization_id',
+        'users.user_name as u_user_name',
+        'users.user_email as u_user_email',
+        'users.user_phone_number as u_user_phone_number',
+        'users.created_at as u_created_at',
+        'users.updated_at as u_updated_at',
+      ]);
+  }
+
+  async listForUsers(organizationId: string, userIds: string[]): Promise<AuthenticatorRow[]> {
+    if (userIds.length === 0) return [];
+    return this.db
+      .selectFrom('authenticators')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('user_id', 'in', userIds)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async countForUser(organizationId: string, userId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('authenticators')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Moves the signature counter from `from` to `to` only if nobody moved it meanwhile: a
+   * compare-and-set, so two requests carrying the same counter cannot both pass (replay).
+   * Returns false when the stored counter was no longer `from`.
+   */
+  async advanceSignCount(id: string, from: number, to: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('authenticators')
+      .set({ sign_count: to })
+      .where('id', '=', id)
+      .where('sign_count', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async delete(organizationId: string, userId: string, authenticatorIds: string[]): Promise<number> {
+    if (authenticatorIds.length === 0) return 0;
+    const res = await this.db
+      .deleteFrom('authenticators')
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .where('id', 'in', authenticatorIds)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}
+
+type OwnedRow = AuthenticatorRow & {
+  u_id: string;
+  u_organization_id: string;
+  u_user_name: string;
+  u_user_email: string | null;
+  u_user_phone_number: string | null;
+  u_created_at: number;
+  u_updated_at: number;
+};
+
+function splitOwner({ u_id, u_organization_id, u_user_name, u_user_email, u_user_phone_number, u_created_at, u_updated_at, ...authenticator }: OwnedRow) {
+  return {
+    authenticator,
+    user: {
+      id: u_id,
+      organization_id: u_organization_id,
+      user_name: u_user_name,
+      user_email: u_user_email,
+      user_phone_number: u_user_phone_number,
+      created_at: u_created_at,
+      updated_at: u_updated_at,
+    },
+  };
+}
