@@ -190,10 +190,9 @@ export async function deletePolicies(ctx: ActivityContext, policyIds: string[]):
 
 // ------------------------------------------------------------------ compiled policies for the engine
 
-interface CacheEntry {
+/** Everything the compiled value depends on, so two updates in one millisecond cannot serve a stale one. */
+interface CacheEntry extends Pick<PolicyRow, 'name' | 'effect' | 'condition' | 'consensus' | 'time'> {
   updatedAt: number;
-  /** Everything the compiled value depends on; guards against two updates in one millisecond. */
-  source: string;
   compiled: CompiledPolicy;
 }
 
@@ -237,16 +236,32 @@ function compileStored(row: PolicyRow): CompiledPolicy {
 export async function loadCompiledPolicies(repos: Repositories, organizationId: string): Promise<CompiledPolicy[]> {
   const rows = await repos.policies.list(organizationId);
   return rows.map((row) => {
-    const source = JSON.stringify([row.name, row.effect, row.condition, row.consensus, row.time]);
     const hit = compiledCache.get(row.id);
-    if (hit && hit.updatedAt === row.updated_at && hit.source === source) {
+    // Compared field by field: this runs for every policy on every request, so no serialization.
+    if (
+      hit &&
+      hit.updatedAt === row.updated_at &&
+      hit.name === row.name &&
+      hit.effect === row.effect &&
+      hit.condition === row.condition &&
+      hit.consensus === row.consensus &&
+      hit.time === row.time
+    ) {
       compiledCache.delete(row.id);
       compiledCache.set(row.id, hit);
       return hit.compiled;
     }
     const compiled = compileStored(row);
     compiledCache.delete(row.id);
-    compiledCache.set(row.id, { updatedAt: row.updated_at, source, compiled });
+    compiledCache.set(row.id, {
+      updatedAt: row.updated_at,
+      name: row.name,
+      effect: row.effect,
+      condition: row.condition,
+      consensus: row.consensus,
+      time: row.time,
+      compiled,
+    });
     if (compiledCache.size > CACHE_LIMIT) compiledCache.delete(compiledCache.keys().next().value as string);
     return compiled;
   });
