@@ -13,7 +13,7 @@ import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { freshDeploymentEnv, initDeployment, serve, dropSchema, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient } from '../helpers/clients.js';
-import { dbSnapshot } from '../helpers/db-snapshot.js';
+import { dbSnapshot, dbText } from '../helpers/db-snapshot.js';
 import { rmSync } from 'node:fs';
 
 let sigil: SigilInstance;
@@ -57,6 +57,7 @@ describe('export', () => {
     expect(mnemonic.split(' ')).toHaveLength(12);
     expect(mnemonicToAccount(mnemonic).address).toBe(addresses[0]);
     expect(mnemonicToAccount(mnemonic, { addressIndex: 7 }).address).toBe(addresses[1]);
+    expect(await dbText(sigil)).not.toContain(mnemonic);
     expect((await api.getWallet({ walletId })).wallet.exported).toBe(true);
 
     // A compressed target key works too, and a client trusting another signer key refuses the bundle.
@@ -80,6 +81,13 @@ describe('export', () => {
     const sol = await api.exportWalletAccount({ address: addresses[1], targetPublicKey: target.publicKeyUncompressed });
     const solKey = await decryptExportBundle({ exportBundle: sol.exportBundle, embeddedKey: target.privateKey, organizationId: org, returnMnemonic: false, keyFormat: 'SOLANA', dangerouslyOverrideSignerPublicKey: signer });
     expect(Keypair.fromSecretKey(bs58.decode(solKey)).publicKey.toBase58()).toBe(addresses[1]);
+
+    // Keys at rest: neither the exported keys nor the mnemonic appear anywhere in the stored data.
+    const stored = (await dbText(sigil)).toLowerCase();
+    for (const secret of [ethKey.replace(/^0x/, ''), Buffer.from(bs58.decode(solKey)).subarray(0, 32).toString('hex')]) {
+      expect(stored).not.toContain(secret.toLowerCase());
+      expect(stored).not.toContain(Buffer.from(secret, 'hex').toString('base64').toLowerCase());
+    }
 
     const { privateKeys } = await api.createPrivateKeys({ privateKeys: [{ privateKeyName: 'exp-key', curve: 'CURVE_SECP256K1', privateKeyTags: [], addressFormats: ['ADDRESS_FORMAT_ETHEREUM'] }] });
     const pk = await api.exportPrivateKey({ privateKeyId: privateKeys[0].privateKeyId!, targetPublicKey: target.publicKeyUncompressed });
