@@ -11,6 +11,7 @@ import { userRecords } from '../domain/users.js';
 import { AppProofKey } from '../crypto/app-proofs.js';
 import { recordBootProof } from '../domain/app-proofs.js';
 import { authProxyServer } from '../http/auth-proxy.js';
+import { makeDelivery } from '../delivery/delivery.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -59,6 +60,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       },
       settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins } },
       appProofKey: new AppProofKey(),
+      delivery: makeDelivery(config, logger),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records });

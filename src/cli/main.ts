@@ -8,6 +8,7 @@ import { initializeDeployment, isInitialized, type InitResult } from '../domain/
 import { Store } from '../store/index.js';
 import { makeLogger, startApp, VERSION } from './app.js';
 import { verifyProofsCommand } from './verify-proofs.js';
+import { auditExport, auditVerify } from './audit.js';
 
 const USAGE = `sigil ${VERSION}: self-hosted wallet, key and user management (Turnkey API)
 
@@ -17,6 +18,10 @@ usage:
   sigil start [same flags as serve]     init on first run, then serve
   sigil verify-proofs --activity FILE --boot-proof FILE --signer HEX
                                         check an activity's app proofs offline
+  sigil audit export --data-dir DIR [--out FILE]
+                                        the hash-chained audit log as JSON lines, in seq order
+  sigil audit verify --file FILE        check an export offline: exit 1 naming the first changed,
+                                        removed or reordered entry
 
 environment: SIGIL_DATA_DIR, SIGIL_PORT, SIGIL_AUTH_PROXY_PORT, SIGIL_HOST, SIGIL_MASTER_KEY,
              DATABASE_URL (postgres://…; embedded SQLite in the data directory when unset)
@@ -96,8 +101,9 @@ async function start(config: Config): Promise<void> {
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: command === 'audit',
     options: {
       'data-dir': { type: 'string' },
       port: { type: 'string' },
@@ -108,6 +114,8 @@ export async function main(argv: string[]): Promise<void> {
       activity: { type: 'string' },
       'boot-proof': { type: 'string' },
       signer: { type: 'string' },
+      out: { type: 'string' },
+      file: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -130,6 +138,20 @@ export async function main(argv: string[]): Promise<void> {
     case 'verify-proofs':
       process.exitCode = verifyProofsCommand(values);
       return;
+    case 'audit': {
+      const [sub] = positionals;
+      if (sub === 'export') {
+        const n = await auditExport(config, values.out);
+        if (values.out) process.stderr.write(`exported ${n} audit entries to ${values.out}\n`);
+        return;
+      }
+      if (sub === 'verify') {
+        if (!values.file) throw new UsageError(`sigil audit verify needs --file FILE\n\n${USAGE}`);
+        process.exitCode = auditVerify(values.file);
+        return;
+      }
+      throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${USAGE}`);
+    }
     case 'version':
       process.stdout.write(`${VERSION}\n`);
       return;

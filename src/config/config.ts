@@ -32,6 +32,15 @@ export interface Config {
    * comma-separated). Empty (the default): the connecting address is the client.
    */
   trustedProxies: string[];
+  /**
+   * Outgoing email over SMTP (SIGIL_SMTP_HOST, SIGIL_SMTP_PORT, SIGIL_SMTP_SECURE, SIGIL_SMTP_USER,
+   * SIGIL_SMTP_PASSWORD); absent: email goes to the development outbox `<dataDir>/outbox.jsonl`.
+   */
+  smtp: { host: string; port: number; secure: boolean; user?: string; password?: string } | undefined;
+  /** From-address of Sigil's email (SIGIL_EMAIL_FROM). */
+  emailFrom: string;
+  /** SMS go out as a JSON POST {to, body} to this URL (SIGIL_SMS_WEBHOOK_URL); absent: the outbox. */
+  smsWebhookUrl: string | undefined;
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -97,5 +106,31 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     // Browsers send origins without a trailing slash; a configured one would never match.
     trustedProxies: trustedProxies(env.SIGIL_TRUSTED_PROXIES),
     webauthnOrigins: list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).map((o) => o.replace(/\/+$/, '')),
+    smtp: smtpConfig(env),
+    emailFrom: env.SIGIL_EMAIL_FROM || 'Sigil <no-reply@localhost>',
+    smsWebhookUrl: httpUrl('SIGIL_SMS_WEBHOOK_URL', env.SIGIL_SMS_WEBHOOK_URL),
   };
+}
+
+function smtpConfig(env: NodeJS.ProcessEnv): Config['smtp'] {
+  const host = env.SIGIL_SMTP_HOST;
+  if (!host) return undefined;
+  const secureText = (env.SIGIL_SMTP_SECURE ?? '').toLowerCase();
+  if (!['', 'true', 'false', '1', '0'].includes(secureText)) throw new Error(`SIGIL_SMTP_SECURE must be true or false, got "${env.SIGIL_SMTP_SECURE}"`);
+  const secure = secureText === 'true' || secureText === '1';
+  const port = int('SIGIL_SMTP_PORT', env.SIGIL_SMTP_PORT || undefined, secure ? 465 : 587);
+  if (port < 1 || port > 65535) throw new Error(`SIGIL_SMTP_PORT must be a TCP port, got "${env.SIGIL_SMTP_PORT}"`);
+  return { host, port, secure, user: env.SIGIL_SMTP_USER || undefined, password: env.SIGIL_SMTP_PASSWORD || undefined };
+}
+
+function httpUrl(name: string, v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, got "${v}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${v}"`);
+  return u.toString();
 }

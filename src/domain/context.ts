@@ -50,6 +50,19 @@ export interface ActivityReader {
   ): Promise<Record<string, unknown>[]>;
 }
 
+/** A message to a user (src/delivery): plain text only; `to` is an email address or an E.164 number. */
+export interface OutgoingMessage {
+  channel: 'email' | 'sms';
+  to: string;
+  subject?: string;
+  text: string;
+}
+
+/** Sends messages to users; resolves once the message is handed over, rejects when it could not be. */
+export interface Delivery {
+  send(message: OutgoingMessage): Promise<void>;
+}
+
 export interface Services {
   barrier: Barrier;
   /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
@@ -62,6 +75,8 @@ export interface Services {
   };
   /** This process's ephemeral app-proof key (never stored). */
   appProofKey: AppProofKey;
+  /** Email and SMS to users (OTP codes); absent in processes that send none. */
+  delivery?: Delivery;
 }
 
 export interface OperationContext {

@@ -31,7 +31,7 @@ export const READ_WRITE_SESSION_CREDENTIAL = 'CREDENTIAL_TYPE_READ_WRITE_SESSION
 export const LOGIN_CREDENTIAL = 'CREDENTIAL_TYPE_LOGIN';
 
 /** A P-256 public key as stamps carry it: compressed lowercase hex (an uncompressed one is compressed). */
-function sessionPublicKey(value: string, field: string): string {
+export function sessionPublicKey(value: string, field: string): string {
   const hex = value.toLowerCase().replace(/^0x/, '');
   if (!/^[0-9a-f]+$/.test(hex) || (hex.length !== 66 && hex.length !== 130) || !isValidPublicKey(hex)) {
     throw invalid(`invalid ${field}: it must be a P-256 public key in hex, compressed (33 bytes) or uncompressed (65 bytes)`);
@@ -40,7 +40,7 @@ function sessionPublicKey(value: string, field: string): string {
 }
 
 /** Deletes expiring keys of the user until one more fits under the limit. */
-async function makeRoomForExpiringKey(ctx: ActivityContext, userId: string, existing: ApiKeyRow[]): Promise<void> {
+async function makeRoomForExpiringKey(ctx: ActivityContext, userId: string, existing: ApiKeyRow[], orgId = ctx.organization.id): Promise<void> {
   const expiring = existing.filter((k) => k.expires_at !== null);
   const excess = expiring.length - (MAX_EXPIRING_KEYS_PER_USER - 1);
   if (excess <= 0) return;
@@ -50,15 +50,16 @@ async function makeRoomForExpiringKey(ctx: ActivityContext, userId: string, exis
     ...expiring.filter((k) => !isExpired(k, ctx.now) && k.id !== current).sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id)),
   ];
   const evict = order.slice(0, excess).map((k) => k.id);
-  await ctx.repos.apiKeys.delete(ctx.organization.id, userId, evict);
+  await ctx.repos.apiKeys.delete(orgId, userId, evict);
 }
 
 /** Registers an expiring session key on a user of the organization. */
-async function addSessionKey(
+export async function addSessionKey(
   ctx: ActivityContext,
   p: { userId: string; publicKey: string; apiKeyName: string; expirationSeconds?: string; credentialType: string; invalidateExisting?: boolean },
+  /** The user's organization when it is a sub-organization of the target (OTP login, Traps 12). */
+  orgId = ctx.organization.id,
 ): Promise<ApiKeyRow> {
-  const orgId = ctx.organization.id;
   const seconds = parseExpirationSeconds(p.expirationSeconds) ?? DEFAULT_SESSION_SECONDS;
   const [row] = buildApiKeyRows(
     orgId,
@@ -74,7 +75,7 @@ async function addSessionKey(
     await ctx.repos.apiKeys.delete(orgId, p.userId, earlier);
     existing = existing.filter((k) => k.credential_type !== p.credentialType);
   }
-  await makeRoomForExpiringKey(ctx, p.userId, existing);
+  await makeRoomForExpiringKey(ctx, p.userId, existing, orgId);
   await insertApiKeys(ctx.repos, orgId, [row]);
   return row;
 }

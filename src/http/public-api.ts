@@ -6,8 +6,9 @@ import Fastify, { LogController } from 'fastify';
 import cors from '@fastify/cors';
 import type { Logger } from 'pino';
 import { SigilError } from '../errors/errors.js';
-import type { Pipeline } from '../pipeline/pipeline.js';
+import type { Pipeline, RequestIdentity } from '../pipeline/pipeline.js';
 import { toSigilError } from './errors.js';
+import { Metrics } from './metrics.js';
 
 export const CORS_HEADERS = [
   'Content-Type',
@@ -29,6 +30,8 @@ export interface PublicApiOptions {
   ready: () => Promise<void>;
   /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
   trustedProxies?: string[];
+  /** Counters served at GET /metrics; a fresh set when not given. */
+  metrics?: Metrics;
 }
 
 /** Shared set-up of both servers: raw-body parsing, CORS, JSON errors, 404s, health. */
@@ -80,6 +83,8 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
 export async function publicApiServer(opts: PublicApiOptions) {
   const app = await baseServer(opts);
   app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, version: opts.version }));
+  const metrics = opts.metrics ?? new Metrics();
+  app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));
 
   app.post<{ Params: { kind: string; operation: string } }>('/public/v1/:kind/:operation', async (req, reply) => {
     const { kind, operation } = req.params;
@@ -88,25 +93,37 @@ export async function publicApiServer(opts: PublicApiOptions) {
     }
     const started = process.hrtime.bigint();
     let status = 200;
-    let log: Record<string, unknown> = { operation };
+    let log: Record<string, unknown> & { type?: string; status?: string; signatures?: number } = { operation };
+    const identity: RequestIdentity = {};
+    const pipelineRequest = {
+      kind,
+      operation,
+      rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      headers: req.headers,
+      clientAddress: req.ip,
+      identity,
+    } as const;
     try {
-      const res = await opts.pipeline.handle({
-        kind,
-        operation,
-        rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-        headers: req.headers,
-        clientAddress: req.ip,
-      });
+      const res = await opts.pipeline.handle(pipelineRequest);
       log = res.log;
       return reply.send(res.body);
     } catch (err) {
       const e = toSigilError(err, req.log);
       status = e.httpStatus;
       log = { ...log, error: e.turnkeyErrorCode };
+      // Every refused request goes to the audit log; failing to record it must not hide the answer.
+      try {
+        await opts.pipeline.recordRefusal(pipelineRequest, e);
+      } catch (auditErr) {
+        req.log.error({ err: auditErr }, 'audit log append failed for a refused request');
+      }
       return reply.status(e.httpStatus).send(e.toBody());
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      req.log.info({ kind, ...log, httpStatus: status, ms: Math.round(ms * 100) / 100 }, 'request');
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // Only the declared operation names become label values.
+      const label = opts.pipeline.isKnown(kind, operation) ? operation : 'unknown';
+      metrics.request({ operation: label, kind, httpStatus: status, seconds, type: log.type, status: log.status, signatures: log.signatures });
+      req.log.info({ kind, ...log, httpStatus: status, ms: Math.round(seconds * 1e5) / 100 }, 'request');
     }
   });
   return app;

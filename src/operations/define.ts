@@ -43,9 +43,10 @@ export interface ActivityDeclaration<P = any, R = any> {
   credentialMayBeInSubOrganization?: boolean;
   /**
    * 'transactional' (default): execute writes through the activity's transaction.
-   * 'pure': execute only reads and computes (signing); its result is recorded afterwards in a
-   * grouped commit, so the slow part never holds the write lock. A pure activity that fails
-   * records nothing.
+   * 'pure': execute runs outside the activity's transaction (signing, OTP checks); its result is
+   * recorded afterwards in a grouped commit, so the slow part never holds the write lock. A pure
+   * activity that fails records no activity; any write it makes itself (an OTP attempt spent
+   * before comparing) is a single self-contained statement that must survive that failure.
    */
   execution?: 'transactional' | 'pure';
   /** Signing and auth activities answer COMPLETED in the submit response itself. */

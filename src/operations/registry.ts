@@ -19,8 +19,9 @@ import * as policies from './policies.js';
 import * as sessions from './sessions.js';
 import * as ipAllowlists from './ip-allowlists.js';
 import * as oauthProviders from './oauth-providers.js';
+import * as otp from './otp.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -14,6 +14,8 @@ import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { isUniqueViolation, type ActivityRow, type Repositories, type Store, type VoteRow } from '../store/index.js';
 import { checkWritesOwnOrganization, decide, type Decision } from './authorize.js';
 import type { PolicyEvaluation } from './policy-engine.js';
+import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
+import type { PipelineResponse } from './pipeline.js';
 
 const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activityId, column: 'pending_parameters' });
 
@@ -23,6 +25,13 @@ function redact(params: Record<string, unknown>, secretFields: string[] | undefi
   const copy = { ...params };
   for (const f of secretFields) if (f in copy) copy[f] = '<redacted>';
   return copy;
+}
+
+/** How many signatures a completed signing result holds (sign_raw_payloads holds several). */
+function signatureCount(result: string | null): number {
+  if (!result) return 0;
+  const member = Object.values(JSON.parse(result) as Record<string, unknown>)[0] as { signatures?: unknown } | undefined;
+  return Array.isArray(member?.signatures) ? member.signatures.length : 1;
 }
 
 function failureOf(err: SigilError) {
@@ -125,17 +134,22 @@ export class ActivityRunner {
       await repos.activities.insertVote(vote);
       await this.recordEvaluations(repos, row, vote, decision.evaluations);
     };
+    // The audit entry joins the activity's own grouped commit: both are durable or neither is.
+    const recordAndAudit = async (repos: Repositories) => {
+      await record(repos);
+      await this.auditActivity(repos, decl.path, row, base.caller);
+    };
     try {
       if (decision.outcome === 'consensus_needed') {
         row.status = ActivityStatus.CONSENSUS_NEEDED;
         row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(params)), PENDING_AT(activityId));
-        await store.groupCommit(record);
+        await store.groupCommit(recordAndAudit);
       } else if (decl.execution === 'pure') {
         // Reads and computation happen first; the finished activity is then recorded durably
         // before the answer leaves. A crash in between loses a result nobody has seen.
         const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
         complete(await decl.execute(ctx, params), ctx);
-        await store.groupCommit(record);
+        await store.groupCommit(recordAndAudit);
       } else {
         await store.transaction(async (repos) => {
           // Recorded before execution; its status and result after, in the same transaction, so a
@@ -144,6 +158,8 @@ export class ActivityRunner {
           const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
           complete(await decl.execute(ctx, params), ctx);
           await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
+          // Last in the transaction, so the audit log's seq is held only until the commit.
+          await this.auditActivity(repos, decl.path, row, base.caller);
         });
       }
     } catch (err) {
@@ -154,7 +170,9 @@ export class ActivityRunner {
       }
       throw err;
     }
-    return this.respond(decl.path, row, base.caller, [vote]);
+    const response = await this.respond(decl.path, row, base.caller, [vote]);
+    if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
+    return response;
   }
 
   /** approve_activity / reject_activity: the vote, its effect on the target, and the vote's own record. */
@@ -188,6 +206,7 @@ export class ActivityRunner {
     await this.castVote(target, base, selection, s.rawBody.toString('utf8'), async (repos) => {
       await repos.activities.insert(row);
       await repos.activities.insertVote(ownVote);
+      await this.auditActivity(repos, decl.path, row, base.caller);
     });
     return this.respond(decl.path, row, base.caller, [ownVote]);
   }
@@ -223,7 +242,34 @@ export class ActivityRunner {
     }
     await store.transaction(async (repos) => {
       await alsoRecord?.(repos);
-      const votes = await repos.activities.votes([target.id]);
+      const status = await this.applyVote(repos, target, operation, base, selection, message);
+      await appendAudit(
+        repos,
+        voteEntry({
+          organizationId: target.organization_id,
+          activityId: target.id,
+          type: target.type,
+          selection,
+          status,
+          fingerprint: target.fingerprint,
+          actor: { userId: base.caller.user.id, publicKey: credentialPublicKey(base.caller.credential) },
+          time: base.now,
+        }),
+      );
+    });
+  }
+
+  /** The vote's writes and their effect on the target; returns the target's status afterwards. */
+  private async applyVote(
+    repos: Repositories,
+    target: ActivityRow,
+    operation: { decl: ActivityDeclaration },
+    base: Omit<OperationContext, 'repos'>,
+    selection: string,
+    message: string,
+  ): Promise<string> {
+    const { services } = this.deps;
+    const votes = await repos.activities.votes([target.id]);
       if (votes.some((v) => v.user_id === base.caller.user.id)) {
         throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
       }
@@ -231,7 +277,7 @@ export class ActivityRunner {
       await repos.activities.insertVote(vote);
       if (selection === 'VOTE_SELECTION_REJECTED') {
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
-        return;
+        return ActivityStatus.REJECTED;
       }
       const params = JSON.parse(services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
       const submitter = await this.submitterOf(repos, target, votes);
@@ -247,10 +293,10 @@ export class ActivityRunner {
         hookContext: { ...base, caller: submitter, repos },
       });
       await this.recordEvaluations(repos, target, vote, decision.evaluations);
-      if (decision.outcome === 'consensus_needed') return;
+      if (decision.outcome === 'consensus_needed') return ActivityStatus.CONSENSUS_NEEDED;
       if (decision.outcome === 'deny') {
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(decision.error) }, base.now);
-        return;
+        return ActivityStatus.FAILED;
       }
       // Consensus reached: run it as its submitter, inside a savepoint so a failing execution
       // leaves the vote recorded and the activity FAILED with its reason.
@@ -259,12 +305,13 @@ export class ActivityRunner {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
         const body = JSON.stringify(operation.decl.result ? { [operation.decl.result]: result ?? {} } : {});
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
+        return ActivityStatus.COMPLETED;
       } catch (err) {
         if (!(err instanceof SigilError) && !(err instanceof Error && /Crypto|Transaction/.test(err.name))) throw err;
         const failure = err instanceof SigilError ? err : new SigilError('REQUEST_INVALID', (err as Error).message);
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
+        return ActivityStatus.FAILED;
       }
-    });
   }
 
   /** The submitter of a waiting activity, with the credential that submitted it. */
@@ -292,6 +339,22 @@ export class ActivityRunner {
     };
   }
 
+  private async auditActivity(repos: Repositories, operation: string, row: ActivityRow, caller: Caller): Promise<void> {
+    await appendAudit(
+      repos,
+      activityEntry({
+        organizationId: row.organization_id,
+        activityId: row.id,
+        operation,
+        type: row.type,
+        status: row.status,
+        fingerprint: row.fingerprint,
+        actor: { userId: caller.user.id, publicKey: credentialPublicKey(caller.credential) },
+        time: row.updated_at,
+      }),
+    );
+  }
+
   private async recordEvaluations(repos: Repositories, row: ActivityRow, vote: VoteRow, evaluations: PolicyEvaluation[]) {
     if (evaluations.length === 0) return;
     await repos.policyEvaluations.insert({
@@ -304,11 +367,11 @@ export class ActivityRunner {
     });
   }
 
-  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[]) {
+  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[]): Promise<PipelineResponse> {
     const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes);
     return {
       body: { activity },
-      log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status },
+      log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status, type: row.type },
     };
   }
 }

@@ -20,6 +20,9 @@ import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
 import { readOnlySessionCaller } from '../domain/sessions.js';
 import { enforceIpAllowlist } from '../domain/ip-allowlists.js';
+import { credentialPublicKey } from '../domain/context.js';
+import { parseStamp } from '../auth/stamp.js';
+import { appendAudit, refusedEntry } from '../audit/record.js';
 
 export interface PipelineRequest {
   kind: 'submit' | 'query';
@@ -28,12 +31,21 @@ export interface PipelineRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The client's IP address as the HTTP layer determined it (trusted proxies applied). */
   clientAddress?: string;
+  /** Filled in as the pipeline learns who is asking, so a refusal can be audited with it. */
+  identity?: RequestIdentity;
+}
+
+/** What is known of a request's origin when it is refused: never its body or stamp signature. */
+export interface RequestIdentity {
+  organizationId?: string;
+  userId?: string;
+  publicKey?: string;
 }
 
 export interface PipelineResponse {
   body: unknown;
   /** What the access log may show: never parameters, stamps or secrets. */
-  log: { operation: string; organizationId?: string; activityId?: string; status?: string };
+  log: { operation: string; organizationId?: string; activityId?: string; status?: string; type?: string; signatures?: number };
 }
 
 export interface PipelineDeps {
@@ -75,6 +87,7 @@ export class Pipeline {
     const stamp = sessionToken === undefined ? readStamp(req.headers, req.rawBody) : undefined;
     const body = parseBody(req.rawBody);
     const organizationId = organizationIdOf(body);
+    if (req.identity) req.identity.organizationId = organizationId;
     const repos = this.deps.store.repos;
     const now = this.now();
     const target = await requireOrganization(repos, organizationId);
@@ -83,10 +96,61 @@ export class Pipeline {
           resolveCaller(repos, stamp, org, now, { rawBody: req.rawBody, webauthn: this.deps.services.settings.webauthn }),
         )
       : { organization: target, caller: await readOnlySessionCaller(repos, sessionToken!, this.deps.services.signer.publicKeyUncompressed, target, now) };
+    if (req.identity) {
+      req.identity.userId = caller.user.id;
+      req.identity.publicKey = credentialPublicKey(caller.credential);
+    }
     await enforceIpAllowlist(repos, caller, req.clientAddress);
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
     if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
     return this.runActivity(decl, body, req.rawBody, base);
+  }
+
+  /** True for a path the registry declares (the metrics label unknown paths as one value). */
+  isKnown(kind: 'submit' | 'query', operation: string): boolean {
+    return (kind === 'submit' ? this.deps.registry.activities : this.deps.registry.queries).has(operation);
+  }
+
+  /**
+   * Appends a refused request (authentication, authorization, validation or execution failure) to
+   * the audit log, in a transaction of its own: who asked as far as known, the error code and the
+   * message the client got; never the body or the stamp's signature.
+   */
+  async recordRefusal(req: PipelineRequest, error: SigilError): Promise<void> {
+    const known = req.identity ?? {};
+    let publicKey = known.publicKey;
+    let credentialId: string | undefined;
+    if (publicKey === undefined) {
+      try {
+        const stamp = parseStamp(req.headers);
+        if (stamp.kind === 'api_key') publicKey = stamp.publicKey;
+        else credentialId = stamp.credentialId;
+      } catch {
+        // No readable stamp: the refusal is recorded without a credential.
+      }
+    }
+    let organizationId = known.organizationId;
+    if (organizationId === undefined) {
+      try {
+        // Refused before the body was read (a bad stamp): the organization it names, unverified.
+        organizationId = organizationIdOf(parseBody(req.rawBody));
+      } catch {
+        // No readable organization id.
+      }
+    }
+    const entry = refusedEntry({
+      organizationId,
+      requestKind: req.kind,
+      operation: this.isKnown(req.kind, req.operation) ? req.operation : req.operation.slice(0, 128),
+      code: error.turnkeyErrorCode,
+      message: error.message,
+      httpStatus: error.httpStatus,
+      fingerprint: req.rawBody.length > 0 ? fingerprintOf(req.rawBody) : undefined,
+      actor: { userId: known.userId, publicKey },
+      time: this.now(),
+    });
+    if (credentialId) entry.credentialId = credentialId;
+    await this.deps.store.transaction((repos) => appendAudit(repos, entry));
   }
 
   private async runQuery(decl: QueryDeclaration, body: Record<string, unknown>, ctx: OperationContext): Promise<PipelineResponse> {

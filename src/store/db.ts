@@ -15,6 +15,8 @@ import * as m004 from './migrations/004_policies.js';
 import * as m005 from './migrations/005_app_proofs.js';
 import * as m006 from './migrations/006_authenticators.js';
 import * as m007 from './migrations/007_sessions_allowlists.js';
+import * as m008 from './migrations/008_otp.js';
+import * as m009 from './migrations/009_audit_log.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -26,6 +28,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '005_app_proofs': m005,
   '006_authenticators': m006,
   '007_sessions_allowlists': m007,
+  '008_otp': m008,
+  '009_audit_log': m009,
 };
 
 class StaticMigrations implements MigrationProvider {

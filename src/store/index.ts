@@ -19,6 +19,8 @@ import { ContractInterfacesRepo } from './repositories/contract-interfaces.js';
 import { AuthenticatorsRepo } from './repositories/authenticators.js';
 import { IpAllowlistsRepo } from './repositories/ip-allowlists.js';
 import { OauthProvidersRepo } from './repositories/oauth-providers.js';
+import { AuditLogRepo } from './repositories/audit-log.js';
+import { OtpsRepo } from './repositories/otps.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -34,6 +36,8 @@ export type { SmartContractInterfaceRow } from './repositories/contract-interfac
 export type { AuthenticatorRow } from './repositories/authenticators.js';
 export type { IpAllowlistRow } from './repositories/ip-allowlists.js';
 export type { OauthProviderRow } from './repositories/oauth-providers.js';
+export type { AuditLogRow } from './repositories/audit-log.js';
+export type { OtpRow } from './repositories/otps.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -58,6 +62,8 @@ export interface Repositories {
   authenticators: AuthenticatorsRepo;
   ipAllowlists: IpAllowlistsRepo;
   oauthProviders: OauthProvidersRepo;
+  auditLog: AuditLogRepo;
+  otps: OtpsRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
@@ -90,6 +96,8 @@ function bind(db: Kysely<Database>): Repositories {
     authenticators: new AuthenticatorsRepo(db),
     ipAllowlists: new IpAllowlistsRepo(db),
     oauthProviders: new OauthProvidersRepo(db),
+    auditLog: new AuditLogRepo(db),
+    otps: new OtpsRepo(db),
   };
 }
 

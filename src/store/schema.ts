@@ -116,6 +116,8 @@ export interface Database {
   authenticators: AuthenticatorTable;
   ip_allowlists: IpAllowlistTable;
   oauth_providers: OauthProviderTable;
+  audit_log: AuditLogTable;
+  otps: OtpTable;
 }
 
 export interface WalletTable {
@@ -299,4 +301,40 @@ export interface OauthProviderTable {
   subject: string;
   created_at: number;
   updated_at: number;
+}
+
+export interface OtpTable {
+  id: string;
+  organization_id: string;
+  /** 'OTP' (init_otp/verify_otp) or 'OTP_AUTH' (init_otp_auth/otp_auth). */
+  flow: string;
+  /** OTP_TYPE_EMAIL or OTP_TYPE_SMS. */
+  otp_type: string;
+  contact: string;
+  /** init_otp `userIdentifier` ('' when absent), for the per-identifier rate limit. */
+  user_identifier: string;
+  /** hex HMAC-SHA256 of the code under `code_salt` (16 random bytes, hex). */
+  code_hash: string;
+  code_salt: string;
+  /** Barrier ciphertext of the HPKE target private key, bound to (otps, id, target_private_key). */
+  target_private_key: string;
+  attempts: number;
+  expires_at: number;
+  used_at: number | null;
+  verification_token_id: string | null;
+  token_expires_at: number | null;
+  token_used_at: number | null;
+  created_at: number;
+}
+
+/** The hash-chained audit log (migration 009; src/audit/chain.ts). */
+export interface AuditLogTable {
+  seq: number;
+  organization_id: string | null;
+  kind: string;
+  activity_id: string | null;
+  entry: string;
+  prev_hash: string;
+  hash: string;
+  created_at: number;
 }

@@ -1,4 +1,4 @@
-// Reads every row of every Sigil table straight from the database (SQLite file or PostgreSQL
+// Reads every row of every Sigil table but the append-only audit_log (refusals are recorded there by design) straight from the database (SQLite file or PostgreSQL
 // schema), so tests can prove that a refused request changed nothing at all.
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -13,7 +13,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
     const db = new BetterSqlite3(join(sigil.dataDir, 'sigil.sqlite'), { readonly: true, fileMustExist: true });
     try {
       const tables = db
-        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' order by name")
+        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name <> 'audit_log' order by name")
         .all() as { name: string }[];
       for (const { name } of tables) out[name] = db.prepare(`select * from "${name}" order by 1`).all();
     } finally {
@@ -28,7 +28,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
   await client.connect();
   try {
     const tables = await client.query(
-      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' order by table_name",
+      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' and table_name <> 'audit_log' order by table_name",
       [schema],
     );
     for (const { table_name } of tables.rows) {

@@ -14,6 +14,20 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
     await this.db.insertInto('users').values(row).execute();
   }
 
+  /** Users whose email (or phone number) is exactly `value`, in any of `organizationIds`. */
+  async findByContact(organizationIds: string[], kind: 'email' | 'phone', value: string): Promise<UserRow[]> {
+    if (organizationIds.length === 0) return [];
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('organization_id', 'in', organizationIds)
+      .where(kind === 'email' ? 'user_email' : 'user_phone_number', '=', value)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(10)
+      .execute();
+  }
+
   async update(
     organizationId: string,
     userId: string,

@@ -1,0 +1,75 @@
+// OTP operations (turnkey-semantics.md §6 "OTP (current)"; turnkey-contract.md Appendix A.1 and
+// Traps 11; swagger v1InitOtpIntentV3 → initOtpResultV2, v1VerifyOtpIntentV2 → verifyOtpResult,
+// v1OtpLoginIntentV2 → otpLoginResult, v1InitOtpAuthIntentV3 → initOtpAuthResultV2,
+// v1OtpAuthIntent → otpAuthResult): init_otp, verify_otp, otp_login, and the legacy
+// init_otp_auth / otp_auth pair (a code of one flow is never accepted by the other).
+//
+// Who may run them: the organization's root quorum, or users a policy allows (OTP/CREATE,
+// OTP/VERIFY, AUTH/CREATE, as the reference docs' parent-organization policy example). A parent
+// organization serves its sub-organizations' end users by submitting to itself: otp_login then
+// finds the user with the verified contact in its sub-organizations and creates the session key
+// there (semantics §2 "parent-org users run auth activities that target sub-org users"). A parent's
+// credential submitting directly to a sub-organization is refused like any other parent write.
+//
+// Type values: init_otp takes only V3 (V1 answers initOtpResult and V2 requires appName: their
+// schemas and result members do not line up with V3's). verify_otp takes V2 and the legacy
+// ACTIVITY_TYPE_VERIFY_OTP, whose plaintext otpCode (and optional publicKey) is the plaintext
+// alias; otp_login takes V2 and the legacy ACTIVITY_TYPE_OTP_LOGIN (clientSignature optional in
+// the schema, still required when the token is bound to a key). Both answer the same member.
+import { initOtp, otpAuth, otpLogin, verifyOtp, type InitOtpParams, type OtpAuthParams, type OtpLoginParams, type VerifyOtpParams } from '../domain/otp.js';
+import { defineActivity } from './define.js';
+
+export const initOtpOp = defineActivity<InitOtpParams, unknown>({
+  path: 'init_otp',
+  type: 'ACTIVITY_TYPE_INIT_OTP_V3',
+  result: 'initOtpResultV2',
+  policy: { resource: 'OTP', action: 'CREATE' },
+  policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
+  // Writes are single statements committed at once; the message goes out with no lock held.
+  execution: 'pure',
+  execute: (ctx, p) => initOtp(ctx, p),
+});
+
+export const verifyOtpOp = defineActivity<VerifyOtpParams, unknown>({
+  path: 'verify_otp',
+  type: 'ACTIVITY_TYPE_VERIFY_OTP_V2',
+  aliases: ['ACTIVITY_TYPE_VERIFY_OTP'],
+  result: 'verifyOtpResult',
+  policy: { resource: 'OTP', action: 'VERIFY' },
+  secretFields: ['otpCode', 'encryptedOtpBundle'],
+  // A wrong code must stay counted although the activity fails: the attempt is its own commit.
+  execution: 'pure',
+  execute: (ctx, p) => verifyOtp(ctx, p),
+});
+
+export const otpLoginOp = defineActivity<OtpLoginParams, unknown>({
+  path: 'otp_login',
+  type: 'ACTIVITY_TYPE_OTP_LOGIN_V2',
+  aliases: ['ACTIVITY_TYPE_OTP_LOGIN'],
+  result: 'otpLoginResult',
+  policy: { resource: 'AUTH', action: 'CREATE' },
+  policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
+  secretFields: ['verificationToken'],
+  execute: (ctx, p) => otpLogin(ctx, p),
+});
+
+export const initOtpAuthOp = defineActivity<InitOtpParams, unknown>({
+  path: 'init_otp_auth',
+  type: 'ACTIVITY_TYPE_INIT_OTP_AUTH_V3',
+  result: 'initOtpAuthResultV2',
+  policy: { resource: 'OTP', action: 'CREATE' },
+  policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
+  execution: 'pure',
+  execute: async (ctx, p) => ({ otpId: (await initOtp(ctx, p, 'OTP_AUTH')).otpId }),
+});
+
+export const otpAuthOp = defineActivity<OtpAuthParams, unknown>({
+  path: 'otp_auth',
+  type: 'ACTIVITY_TYPE_OTP_AUTH',
+  result: 'otpAuthResult',
+  policy: { resource: 'AUTH', action: 'CREATE' },
+  secretFields: ['otpCode'],
+  // As verify_otp: the attempt must stay counted when the code is wrong.
+  execution: 'pure',
+  execute: (ctx, p) => otpAuth(ctx, p),
+});
