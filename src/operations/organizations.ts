@@ -2,6 +2,7 @@
 // interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
 import { organizationData, renameOrganization, rootQuorum } from '../domain/organizations.js';
 import { defineActivity, defineQuery } from './define.js';
+import { invalid } from '../errors/errors.js';
 import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams } from '../domain/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
 import { derivationFacts } from './wallets.js';
@@ -43,11 +44,13 @@ export const whoamiOp = defineQuery<{ organizationId: string }, unknown>({
 
 export const getWhoamiOp = defineQuery({ ...whoamiOp, path: 'get_whoami' });
 
-// The root quorum and organization features (turnkey-semantics.md §2); no features are set yet.
+// The root quorum and organization features (turnkey-semantics.md §2).
 export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, unknown>({
   path: 'get_organization_configs',
   request: 'v1GetOrganizationConfigsRequest',
-  execute: async (ctx) => ({ configs: { features: [], quorum: await rootQuorum(ctx.repos, ctx.organization) } }),
+  execute: async (ctx) => ({
+    configs: { features: await ctx.repos.organizations.features(ctx.organization.id), quorum: await rootQuorum(ctx.repos, ctx.organization) },
+  }),
 });
 
 export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParams, { subOrganizationId: string; wallet?: { walletId: string; addresses: string[] }; rootUserIds: string[] }>({
@@ -82,5 +85,32 @@ export const listSubOrgsOp = defineQuery<
       { limit: pageLimit(page.limit), after: page.after || undefined, before: page.before || undefined },
     );
     return { organizationIds };
+  },
+});
+
+// Organization features (turnkey-semantics.md §2): root quorum only; setting overrides an existing value.
+export const setOrganizationFeatureOp = defineActivity<{ name: string; value: string }, { features: { name: string; value: string }[] }>({
+  path: 'set_organization_feature',
+  type: 'ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE',
+  result: 'setOrganizationFeatureResult',
+  policy: { resource: 'ORGANIZATION', action: 'UPDATE' },
+  authorization: 'root_quorum_only',
+  execute: async (ctx, p) => {
+    await ctx.repos.organizations.setFeature(ctx.organization.id, p.name, p.value, ctx.now);
+    return { features: await ctx.repos.organizations.features(ctx.organization.id) };
+  },
+});
+
+export const removeOrganizationFeatureOp = defineActivity<{ name: string }, { features: { name: string; value: string }[] }>({
+  path: 'remove_organization_feature',
+  type: 'ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE',
+  result: 'removeOrganizationFeatureResult',
+  policy: { resource: 'ORGANIZATION', action: 'UPDATE' },
+  authorization: 'root_quorum_only',
+  execute: async (ctx, p) => {
+    if (!(await ctx.repos.organizations.removeFeature(ctx.organization.id, p.name))) {
+      throw invalid(`feature ${p.name} is not set on this organization`);
+    }
+    return { features: await ctx.repos.organizations.features(ctx.organization.id) };
   },
 });

@@ -17,6 +17,7 @@ import * as m006 from './migrations/006_authenticators.js';
 import * as m007 from './migrations/007_sessions_allowlists.js';
 import * as m008 from './migrations/008_otp.js';
 import * as m009 from './migrations/009_audit_log.js';
+import * as m010 from './migrations/010_organization_features.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_sessions_allowlists': m007,
   '008_otp': m008,
   '009_audit_log': m009,
+  '010_organization_features': m010,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -110,6 +110,7 @@ export interface Database {
   private_key_tag_assignments: PrivateKeyTagAssignmentTable;
   import_bundles: ImportBundleTable;
   boot_proofs: BootProofTable;
+  organization_features: OrganizationFeatureTable;
   policies: PolicyTable;
   smart_contract_interfaces: SmartContractInterfaceTable;
   policy_evaluations: PolicyEvaluationTable;
@@ -337,4 +338,12 @@ export interface AuditLogTable {
   prev_hash: string;
   hash: string;
   created_at: number;
+}
+
+export interface OrganizationFeatureTable {
+  organization_id: string;
+  /** `FEATURE_NAME_*`. */
+  name: string;
+  value: string;
+  updated_at: number;
 }

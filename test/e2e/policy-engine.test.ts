@@ -214,6 +214,19 @@ describe('root quorum', () => {
     expect(org2.organizationData.rootQuorum).toEqual({ threshold: 1, userIds: [sigil.root.userId] });
   });
 
+  it('organization features are root-quorum-only, even with a policy allowing everything', async () => {
+    const set = await root.setOrganizationFeature({ name: 'FEATURE_NAME_WEBAUTHN_ORIGINS', value: 'https://wallet.example' });
+    expect(set.features).toEqual([{ name: 'FEATURE_NAME_WEBAUTHN_ORIGINS', value: 'https://wallet.example' }]);
+    expect((await root.getOrganizationConfigs({})).configs.features).toEqual(set.features);
+    await root.createPolicy({ policyName: 'alice may do anything', effect: 'EFFECT_ALLOW', condition: 'true', consensus: `approvers.any(u, u.id == '${users.alice.id}')`, notes: 'broad' });
+    await expect(sdkServerClient(sigil, users.alice.key).setOrganizationFeature({ name: 'FEATURE_NAME_EMAIL_AUTH', value: 'true' })).rejects.toThrow(
+      /only the root quorum can run ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE/,
+    );
+    const removed = await root.removeOrganizationFeature({ name: 'FEATURE_NAME_WEBAUTHN_ORIGINS' });
+    expect(removed.features).toEqual([]);
+    await expect(root.removeOrganizationFeature({ name: 'FEATURE_NAME_WEBAUTHN_ORIGINS' })).rejects.toThrow(/is not set/);
+  });
+
   it('refuses thresholds outside 1..members', async () => {
     await expect(root.updateRootQuorum({ threshold: 0, userIds: [sigil.root.userId] })).rejects.toThrow(/quorum threshold must be non-zero integer/);
     await expect(root.updateRootQuorum({ threshold: 2, userIds: [sigil.root.userId] })).rejects.toThrow(/exceeds the 1 quorum users/);

@@ -92,6 +92,7 @@ export class OrganizationsRepo {
       'import_bundles',
       'policies',
       'smart_contract_interfaces',
+      'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();
     }
@@ -99,6 +100,21 @@ export class OrganizationsRepo {
     await this.db.deleteFrom('wallets').where('organization_id', '=', id).execute();
     await this.db.deleteFrom('users').where('organization_id', '=', id).execute();
     await this.db.deleteFrom('organizations').where('id', '=', id).execute();
+  }
+
+  /** Organization features, by name (get_organization_configs, set/remove_organization_feature). */
+  async features(id: string): Promise<{ name: string; value: string }[]> {
+    return this.db.selectFrom('organization_features').select(['name', 'value']).where('organization_id', '=', id).orderBy('name').execute();
+  }
+
+  async setFeature(id: string, name: string, value: string, now: number): Promise<void> {
+    await this.db.deleteFrom('organization_features').where('organization_id', '=', id).where('name', '=', name).execute();
+    await this.db.insertInto('organization_features').values({ organization_id: id, name, value, updated_at: now }).execute();
+  }
+
+  async removeFeature(id: string, name: string): Promise<boolean> {
+    const res = await this.db.deleteFrom('organization_features').where('organization_id', '=', id).where('name', '=', name).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   }
 
   async rename(id: string, name: string, now: number): Promise<void> {
