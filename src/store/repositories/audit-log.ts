@@ -1,20 +1,11 @@
 // SQL for the `audit_log` table (migration 009; issue 8 part 5). The store knows nothing of the
 // hashing: `append` hands the chosen seq and the previous entry's hash to a builder supplied by
 // src/audit and stores what it returns. Appends run inside the caller's transaction.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { isUniqueViolation } from '../db.js';
-import type { Database } from '../schema.js';
+import type { AuditLogTable, Database } from '../schema.js';
 
-export interface AuditLogRow {
-  seq: number;
-  organization_id: string | null;
-  kind: string;
-  activity_id: string | null;
-  entry: string;
-  prev_hash: string;
-  hash: string;
-  created_at: number;
-}
+export type AuditLogRow = Selectable<AuditLogTable>;
 
 /** Builds the row for the given seq, chained to the previous entry's hash (undefined for the first). */
 export type AuditRowBuilder = (seq: number, prevHash: string | undefined) => AuditLogRow;

@@ -1,26 +1,20 @@
 // Authenticators (passkeys; credentials of type CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR). SQL for the
 // `authenticators` table (migration 006; interface-spec.md §2 "Authenticator").
 import type { Kysely, Selectable } from 'kysely';
+import { UserOwnedRepo } from './org-scoped.js';
 import type { AuthenticatorTable, Database } from '../schema.js';
 import type { UserRow } from './users.js';
 
 export type AuthenticatorRow = Selectable<AuthenticatorTable>;
 
-export class AuthenticatorsRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class AuthenticatorsRepo extends UserOwnedRepo<'authenticators'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'authenticators');
+  }
 
   async insert(rows: AuthenticatorRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.db.insertInto('authenticators').values(rows).execute();
-  }
-
-  async get(organizationId: string, authenticatorId: string): Promise<AuthenticatorRow | undefined> {
-    return this.db
-      .selectFrom('authenticators')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', authenticatorId)
-      .executeTakeFirst();
   }
 
   /** Authenticators with this credential id in the given organizations (registration clash check). */
@@ -69,28 +63,6 @@ export class AuthenticatorsRepo {
       ]);
   }
 
-  async listForUsers(organizationId: string, userIds: string[]): Promise<AuthenticatorRow[]> {
-    if (userIds.length === 0) return [];
-    return this.db
-      .selectFrom('authenticators')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('user_id', 'in', userIds)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-
-  async countForUser(organizationId: string, userId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('authenticators')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /**
    * Moves the signature counter from `from` to `to` only if nobody moved it meanwhile: a
    * compare-and-set, so two requests carrying the same counter cannot both pass (replay).
@@ -104,17 +76,6 @@ export class AuthenticatorsRepo {
       .where('sign_count', '=', from)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
-  }
-
-  async delete(organizationId: string, userId: string, authenticatorIds: string[]): Promise<number> {
-    if (authenticatorIds.length === 0) return 0;
-    const res = await this.db
-      .deleteFrom('authenticators')
-      .where('organization_id', '=', organizationId)
-      .where('user_id', '=', userId)
-      .where('id', 'in', authenticatorIds)
-      .executeTakeFirst();
-    return Number(res.numDeletedRows);
   }
 }
 

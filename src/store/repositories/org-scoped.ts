@@ -42,3 +42,56 @@ export class OrganizationScopedRepo<T extends OrganizationTable> {
     return Number((row as { n: unknown }).n);
   }
 }
+
+/** Organization tables whose rows also belong to one user: the credential tables. */
+export type UserOwnedTable = {
+  [K in OrganizationTable]: Database[K] extends { user_id: string } ? K : never;
+}[OrganizationTable];
+
+/** Adds what every per-user credential table shares: listing by owners, counting and deleting a user's rows. */
+export class UserOwnedRepo<T extends UserOwnedTable> extends OrganizationScopedRepo<T> {
+  constructor(
+    db: Kysely<Database>,
+    private readonly ownedTable: T,
+  ) {
+    super(db, ownedTable);
+  }
+
+  private get any(): any {
+    return this.db;
+  }
+
+  async listForUsers(organizationId: string, userIds: string[]): Promise<Selectable<Database[T]>[]> {
+    if (userIds.length === 0) return [];
+    return this.any
+      .selectFrom(this.ownedTable)
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('user_id', 'in', userIds)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async countForUser(organizationId: string, userId: string): Promise<number> {
+    const row = await this.any
+      .selectFrom(this.ownedTable)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Deletes the given rows of one user; returns how many there were. */
+  async delete(organizationId: string, userId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const res = await this.any
+      .deleteFrom(this.ownedTable)
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .where('id', 'in', ids)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}
