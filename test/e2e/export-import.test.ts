@@ -11,10 +11,9 @@ import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
-import { freshDeploymentEnv, initDeployment, serve, dropSchema, type SigilInstance } from '../helpers/sigil.js';
+import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { dbSnapshot, dbText } from '../helpers/db-snapshot.js';
-import { rmSync } from 'node:fs';
 
 let sigil: SigilInstance;
 let api: ReturnType<typeof sdkServerClient>;
@@ -23,20 +22,8 @@ let signer: string;
 
 beforeAll(async () => {
   // A short import-bundle lifetime so expiry can be observed.
-  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  env.SIGIL_IMPORT_BUNDLE_TTL_SECONDS = '3';
-  const root = initDeployment(dataDir, env);
-  const s = serve(dataDir, env);
-  const { url, authProxyUrl } = await s.ready;
-  sigil = {
-    url, authProxyUrl, dataDir, databaseUrl, env, root, process: s.child, stderr: s.stderr,
-    stop: async () => {
-      s.child.kill('SIGTERM');
-      await new Promise((r) => s.child.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
-    },
-  };
+  sigil = await startSigil({ SIGIL_IMPORT_BUNDLE_TTL_SECONDS: '3' });
+  const root = sigil.root;
   api = sdkServerClient(sigil);
   org = root.organizationId;
   signer = root.signerPublicKey;

@@ -5,9 +5,8 @@
 // users are not evaluated; X-Forwarded-For counts only from SIGIL_TRUSTED_PROXIES. The root key always
 // keeps an allowed path, so the suite never locks itself out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
 import { generateP256KeyPair } from '@turnkey/crypto';
-import { dropSchema, freshDeploymentEnv, initDeployment, serve, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
 
@@ -184,13 +183,10 @@ describe('IP allowlists', () => {
       await api.removeIpAllowlist({ publicKey: root.apiPublicKey });
     }
 
-    const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-    env.SIGIL_TRUSTED_PROXIES = '127.0.0.1';
-    const creds = initDeployment(dataDir, env);
-    const s = serve(dataDir, env);
+    const proxied = await startSigil({ SIGIL_TRUSTED_PROXIES: '127.0.0.1' });
+    const creds = proxied.root;
+    const url = proxied.url;
     try {
-      const { url } = await s.ready;
-      const proxied = { url, authProxyUrl: '', dataDir, databaseUrl, env, root: creds, process: s.child, stderr: s.stderr, stop: async () => {} };
       const papi = sdkServerClient(proxied);
       const other = newKey();
       await papi.createApiKeys({ userId: creds.userId, apiKeys: [{ apiKeyName: 'other', publicKey: other.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }] });
@@ -208,10 +204,7 @@ describe('IP allowlists', () => {
       await papi.setIpAllowlist({ enabled: true, rules: [{ cidr: '203.0.113.0/24' }], onEvaluationError: 'ALLOW' });
       expect((await via('not-an-address')).status).toBe(200);
     } finally {
-      s.child.kill('SIGTERM');
-      await new Promise((r) => s.child.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
+      await proxied.stop();
     }
   });
 });

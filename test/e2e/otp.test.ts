@@ -7,11 +7,10 @@
 // signature by another key) are clear errors that change nothing but the attempt count. The legacy
 // init_otp_auth / otp_auth pair answers a credential bundle that opens with decryptCredentialBundle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
 import { SMTPServer } from 'smtp-server';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
-import { dropSchema, freshDeploymentEnv, initDeployment, serve, type SigilInstance } from '../helpers/sigil.js';
+import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot, type Snapshot } from '../helpers/db-snapshot.js';
 
@@ -44,30 +43,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   const port = (smtp.server.address() as { port: number }).port;
 
-  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  Object.assign(env, { SIGIL_SMTP_HOST: '127.0.0.1', SIGIL_SMTP_PORT: String(port), SIGIL_SMTP_SECURE: 'false', SIGIL_EMAIL_FROM: 'Sigil Test <auth@sigil.test>' });
-  const root = initDeployment(dataDir, env);
-  const { child, ready, stderr } = serve(dataDir, env);
-  const { url, authProxyUrl } = await ready;
-  sigil = {
-    url,
-    authProxyUrl,
-    dataDir,
-    databaseUrl,
-    env,
-    root,
-    process: child,
-    stderr,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
-    },
-  };
+  sigil = await startSigil({ SIGIL_SMTP_HOST: '127.0.0.1', SIGIL_SMTP_PORT: String(port), SIGIL_SMTP_SECURE: 'false', SIGIL_EMAIL_FROM: 'Sigil Test <auth@sigil.test>' });
 }, 60_000);
 
 afterAll(async () => {

@@ -85,8 +85,10 @@ export function serve(dataDir: string, env: NodeJS.ProcessEnv, extraArgs: string
   return { child, ready, stderr: () => stderr };
 }
 
-export async function startSigil(): Promise<SigilInstance> {
+/** Starts a fresh deployment; `extraEnv` adds settings such as SMTP or a short bundle lifetime. */
+export async function startSigil(extraEnv: Record<string, string> = {}): Promise<SigilInstance> {
   const { dataDir, databaseUrl, env } = freshDeploymentEnv();
+  Object.assign(env, extraEnv);
   const root = initDeployment(dataDir, env);
   const { child, ready, stderr } = serve(dataDir, env);
   const { url, authProxyUrl } = await ready;
