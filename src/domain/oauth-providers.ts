@@ -181,6 +181,6 @@ export async function deleteOauthProviders(ctx: ActivityContext, p: { userId: st
 export async function listOauthProviders(ctx: OperationContext, userId: string | undefined) {
   const orgId = ctx.organization.id;
   if (userId) await requireUser(ctx.repos, orgId, userId);
-  const rows = userId ? await ctx.repos.oauthProviders.listForUsers(orgId, [userId]) : await ctx.repos.oauthProviders.listForOrganization(orgId);
+  const rows = userId ? await ctx.repos.oauthProviders.listForUsers(orgId, [userId]) : await ctx.repos.oauthProviders.list(orgId);
   return { oauthProviders: rows.map(oauthProviderRecord) };
 }

@@ -57,7 +57,7 @@ export const getApiKeysOp = defineQuery<{ organizationId: string; userId?: strin
     if (b.userId) await requireUser(ctx.repos, orgId, b.userId);
     const rows = b.userId
       ? await ctx.repos.apiKeys.listForUsers(orgId, [b.userId])
-      : await ctx.repos.apiKeys.listForOrganization(orgId);
+      : await ctx.repos.apiKeys.list(orgId);
     return { apiKeys: rows.map(apiKeyRecord) };
   },
 });
