@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
@@ -18,6 +18,9 @@ import * as m007 from './migrations/007_sessions_allowlists.js';
 import * as m008 from './migrations/008_otp.js';
 import * as m009 from './migrations/009_audit_log.js';
 import * as m010 from './migrations/010_organization_features.js';
+import * as m011 from './migrations/011_oauth2_credentials.js';
+import * as m013 from './migrations/013_rate_limits.js';
+import * as m014 from './migrations/014_verified_contacts_auth_proxy.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,6 +35,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '008_otp': m008,
   '009_audit_log': m009,
   '010_organization_features': m010,
+  '011_oauth2_credentials': m011,
+  '013_rate_limits': m013,
+  '014_verified_contacts_auth_proxy': m014,
 };
 
 class StaticMigrations implements MigrationProvider {
@@ -69,9 +75,36 @@ function cacheStatements(database: BetterSqlite3.Database, max = 1000): void {
   }) as typeof database.prepare;
 }
 
+/**
+ * Transactions start with BEGIN IMMEDIATE: the write lock is taken (waiting up to busy_timeout) before
+ * the first read. With a plain (deferred) BEGIN, a transaction that reads and then writes fails at
+ * once with SQLITE_BUSY when another process (`sigil serve --workers N`) committed in between,
+ * because its read snapshot is stale; busy_timeout cannot help there. One process never contends.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly sqliteConfig: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(sqliteConfig);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.sqliteConfig);
+  }
+}
+
+/** The embedded database file of a data directory. */
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, 'sigil.sqlite');
+}
+
 function openSqlite(dataDir: string): OpenedDatabase {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = join(dataDir, 'sigil.sqlite');
+  const file = sqliteFile(dataDir);
   const database = new BetterSqlite3(file);
   // The database holds ciphertexts and credentials' public halves only, yet it is nobody else's business.
   chmodSync(file, 0o600);
@@ -81,7 +114,7 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   cacheStatements(database);
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', location: file };
+  return { db: new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) }), dialect: 'sqlite', location: file };
 }
 
 function openPostgres(url: string): OpenedDatabase {
@@ -130,6 +163,9 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
   const migrator = new Migrator({
     db: opened.db,
     provider: new StaticMigrations(),
+    // Migrations developed side by side may land with numbers below one a database already ran;
+    // each is independent, so applying the missing one later is safe.
+    allowUnorderedMigrations: true,
     ...(opened.schema ? { migrationTableSchema: opened.schema } : {}),
   });
   const { error } = await migrator.migrateToLatest();

@@ -19,8 +19,12 @@ import { ContractInterfacesRepo } from './repositories/contract-interfaces.js';
 import { AuthenticatorsRepo } from './repositories/authenticators.js';
 import { IpAllowlistsRepo } from './repositories/ip-allowlists.js';
 import { OauthProvidersRepo } from './repositories/oauth-providers.js';
+import { Oauth2CredentialsRepo } from './repositories/oauth2-credentials.js';
 import { AuditLogRepo } from './repositories/audit-log.js';
+import { RateLimitsRepo } from './repositories/rate-limits.js';
+import { QuotasRepo } from './repositories/quotas.js';
 import { OtpsRepo } from './repositories/otps.js';
+import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 
 export { isUniqueViolation } from './db.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -36,8 +40,12 @@ export type { SmartContractInterfaceRow } from './repositories/contract-interfac
 export type { AuthenticatorRow } from './repositories/authenticators.js';
 export type { IpAllowlistRow } from './repositories/ip-allowlists.js';
 export type { OauthProviderRow } from './repositories/oauth-providers.js';
+export type { Oauth2CredentialRow } from './repositories/oauth2-credentials.js';
 export type { AuditLogRow } from './repositories/audit-log.js';
+export type { BucketRequest, BucketState } from './repositories/rate-limits.js';
+export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
+export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -62,8 +70,12 @@ export interface Repositories {
   authenticators: AuthenticatorsRepo;
   ipAllowlists: IpAllowlistsRepo;
   oauthProviders: OauthProvidersRepo;
+  oauth2Credentials: Oauth2CredentialsRepo;
   auditLog: AuditLogRepo;
+  rateLimits: RateLimitsRepo;
+  quotas: QuotasRepo;
   otps: OtpsRepo;
+  authProxyConfigs: AuthProxyConfigsRepo;
 }
 
 function bind(db: Kysely<Database>): Repositories {
@@ -96,8 +108,12 @@ function bind(db: Kysely<Database>): Repositories {
     authenticators: new AuthenticatorsRepo(db),
     ipAllowlists: new IpAllowlistsRepo(db),
     oauthProviders: new OauthProvidersRepo(db),
+    oauth2Credentials: new Oauth2CredentialsRepo(db),
     auditLog: new AuditLogRepo(db),
+    rateLimits: new RateLimitsRepo(db),
+    quotas: new QuotasRepo(db),
     otps: new OtpsRepo(db),
+    authProxyConfigs: new AuthProxyConfigsRepo(db),
   };
 }
 

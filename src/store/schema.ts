@@ -27,6 +27,9 @@ export interface UserTable {
   user_name: string;
   user_email: string | null;
   user_phone_number: string | null;
+  /** When an OTP verification token proved the email (migration 014); null: not verified. */
+  email_verified_at: number | null;
+  phone_number_verified_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -117,8 +120,11 @@ export interface Database {
   authenticators: AuthenticatorTable;
   ip_allowlists: IpAllowlistTable;
   oauth_providers: OauthProviderTable;
+  oauth2_credentials: Oauth2CredentialTable;
   audit_log: AuditLogTable;
+  rate_limits: RateLimitTable;
   otps: OtpTable;
+  auth_proxy_configs: AuthProxyConfigTable;
 }
 
 export interface WalletTable {
@@ -304,6 +310,18 @@ export interface OauthProviderTable {
   updated_at: number;
 }
 
+/** An OAuth 2.0 client registered with an OAuth2-only provider (migration 011). */
+export interface Oauth2CredentialTable {
+  id: string;
+  organization_id: string;
+  provider: string;
+  client_id: string;
+  /** Barrier ciphertext of the client secret, bound to (oauth2_credentials, id, client_secret). */
+  client_secret: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface OtpTable {
   id: string;
   organization_id: string;
@@ -325,7 +343,26 @@ export interface OtpTable {
   verification_token_id: string | null;
   token_expires_at: number | null;
   token_used_at: number | null;
+  /** The token's one signup use (create_sub_organization, auth proxy signup); migration 014. */
+  token_signup_used_at: number | null;
   created_at: number;
+}
+
+/** An auth proxy configuration (migration 014; turnkey-contract.md §5). */
+export interface AuthProxyConfigTable {
+  id: string;
+  /** The organization the proxy acts for (a parent organization). */
+  organization_id: string;
+  /** The proxy's own user and API key in that organization. */
+  user_id: string;
+  api_key_id: string;
+  /** Barrier ciphertext of the API key's P-256 private key, bound to (auth_proxy_configs, id, private_key). */
+  private_key: string;
+  /** JSON of the AuthProxySettings (src/domain/auth-proxy-configs.ts). */
+  settings: string;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
 }
 
 /** The hash-chained audit log (migration 009; src/audit/chain.ts). */
@@ -345,5 +382,15 @@ export interface OrganizationFeatureTable {
   /** `FEATURE_NAME_*`. */
   name: string;
   value: string;
+  updated_at: number;
+}
+
+/** A rate-limit token bucket (migration 013; src/store/repositories/rate-limits.ts). */
+export interface RateLimitTable {
+  bucket: string;
+  tokens: number;
+  allowed: number;
+  rate: number;
+  burst: number;
   updated_at: number;
 }

@@ -2,7 +2,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { UserOwnedRepo } from './org-scoped.js';
 import type { ApiKeyTable, Database } from '../schema.js';
-import type { UserRow } from './users.js';
+import { OWNER_COLUMNS, splitOwner, type UserRow } from './users.js';
 
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 
@@ -38,13 +38,15 @@ export class ApiKeysRepo extends UserOwnedRepo<'api_keys'> {
         'users.user_name as u_user_name',
         'users.user_email as u_user_email',
         'users.user_phone_number as u_user_phone_number',
+        'users.email_verified_at as u_email_verified_at',
+        'users.phone_number_verified_at as u_phone_number_verified_at',
         'users.created_at as u_created_at',
         'users.updated_at as u_updated_at',
       ])
       .where('api_keys.public_key', '=', publicKey)
       .where('api_keys.organization_id', 'in', organizationIds)
       .execute();
-    return rows.map(({ u_id, u_organization_id, u_user_name, u_user_email, u_user_phone_number, u_created_at, u_updated_at, ...key }) => ({
+    return rows.map(({ u_id, u_organization_id, u_user_name, u_user_email, u_user_phone_number, u_email_verified_at, u_phone_number_verified_at, u_created_at, u_updated_at, ...key }) => ({
       key,
       user: {
         id: u_id,
@@ -52,6 +54,8 @@ export class ApiKeysRepo extends UserOwnedRepo<'api_keys'> {
         user_name: u_user_name,
         user_email: u_user_email,
         user_phone_number: u_user_phone_number,
+        email_verified_at: u_email_verified_at,
+        phone_number_verified_at: u_phone_number_verified_at,
         created_at: u_created_at,
         updated_at: u_updated_at,
       },

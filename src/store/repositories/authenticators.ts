@@ -3,7 +3,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { UserOwnedRepo } from './org-scoped.js';
 import type { AuthenticatorTable, Database } from '../schema.js';
-import type { UserRow } from './users.js';
+import { OWNER_COLUMNS, splitOwner, type UserRow } from './users.js';
 
 export type AuthenticatorRow = Selectable<AuthenticatorTable>;
 
@@ -35,7 +35,7 @@ export class AuthenticatorsRepo extends UserOwnedRepo<'authenticators'> {
       .where('authenticators.credential_id', '=', credentialId)
       .where('authenticators.organization_id', 'in', organizationIds)
       .execute();
-    return rows.map(splitOwner);
+    return rows.map(ownedAuthenticator);
   }
 
   /** Authenticators whose API-visible public key is `publicKey` (resuming a waiting activity's submitter). */
@@ -44,7 +44,7 @@ export class AuthenticatorsRepo extends UserOwnedRepo<'authenticators'> {
       .where('authenticators.organization_id', '=', organizationId)
       .where('authenticators.credential_public_key', '=', publicKey)
       .execute();
-    return rows.map(splitOwner);
+    return rows.map(ownedAuthenticator);
   }
 
   private ownerQuery() {
@@ -52,15 +52,7 @@ export class AuthenticatorsRepo extends UserOwnedRepo<'authenticators'> {
       .selectFrom('authenticators')
       .innerJoin('users', 'users.id', 'authenticators.user_id')
       .selectAll('authenticators')
-      .select([
-        'users.id as u_id',
-        'users.organization_id as u_organization_id',
-        'users.user_name as u_user_name',
-        'users.user_email as u_user_email',
-        'users.user_phone_number as u_user_phone_number',
-        'users.created_at as u_created_at',
-        'users.updated_at as u_updated_at',
-      ]);
+      .select(OWNER_COLUMNS);
   }
 
   /**
@@ -79,27 +71,7 @@ export class AuthenticatorsRepo extends UserOwnedRepo<'authenticators'> {
   }
 }
 
-type OwnedRow = AuthenticatorRow & {
-  u_id: string;
-  u_organization_id: string;
-  u_user_name: string;
-  u_user_email: string | null;
-  u_user_phone_number: string | null;
-  u_created_at: number;
-  u_updated_at: number;
-};
-
-function splitOwner({ u_id, u_organization_id, u_user_name, u_user_email, u_user_phone_number, u_created_at, u_updated_at, ...authenticator }: OwnedRow) {
-  return {
-    authenticator,
-    user: {
-      id: u_id,
-      organization_id: u_organization_id,
-      user_name: u_user_name,
-      user_email: u_user_email,
-      user_phone_number: u_user_phone_number,
-      created_at: u_created_at,
-      updated_at: u_updated_at,
-    },
-  };
+function ownedAuthenticator(row: AuthenticatorRow & Parameters<typeof splitOwner>[0]): { authenticator: AuthenticatorRow; user: UserRow } {
+  const { rest: authenticator, user } = splitOwner(row);
+  return { authenticator, user };
 }

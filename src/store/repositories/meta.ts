@@ -15,4 +15,10 @@ export class MetaRepo {
   async insert(key: string, value: string): Promise<void> {
     await this.db.insertInto('meta').values({ key, value }).execute();
   }
+
+  /** Compare-and-set: replaces the value only if it is still `expected`; false when it was not. */
+  async replace(key: string, expected: string, value: string): Promise<boolean> {
+    const r = await this.db.updateTable('meta').set({ value }).where('key', '=', key).where('value', '=', expected).executeTakeFirst();
+    return r.numUpdatedRows === 1n;
+  }
 }

@@ -1,5 +1,5 @@
 // Organizations and their root quorum. SQL for the `organizations` and `root_quorum_members` tables.
-import type { Kysely, Selectable } from 'kysely';
+import { SqliteAdapter, type Kysely, type Selectable } from 'kysely';
 import type { Database, OrganizationTable } from '../schema.js';
 import { applyPage } from './pagination.js';
 
@@ -16,10 +16,32 @@ export class OrganizationsRepo {
     return this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /**
+   * Inside a transaction: holds the organization's row until commit, so that writers which count
+   * before they add (quotas, src/domain/quotas.ts) take turns per organization instead of both
+   * passing on the same count. PostgreSQL: SELECT ... FOR NO KEY UPDATE, the row lock that does not
+   * conflict with the KEY SHARE lock every insert of a row referencing the organization takes (a
+   * transaction that has recorded its activity holds one; FOR UPDATE would deadlock two of them).
+   * SQLite has no row locks and needs none: a write transaction holds the database's single writer
+   * lock (an activity has written its own row before it executes), and one process runs its
+   * transactions one at a time.
+   */
+  async lockForUpdate(id: string): Promise<void> {
+    if (this.db.getExecutor().adapter instanceof SqliteAdapter) return;
+    await this.db.selectFrom('organizations').select('id').where('id', '=', id).forNoKeyUpdate().execute();
+  }
+
   /** Sub-organizations of `parentId` matching a filter, in creation order (list_suborgs). */
   async children(
     parentId: string,
-    filter: { type?: string; value?: string },
+    filter: {
+      type?: string;
+      value?: string;
+      /** For OIDC_TOKEN: the (issuer, audience, subject) the domain read from the token. */
+      identity?: { issuer: string; audience: string; subject: string };
+      /** EMAIL / PHONE_NUMBER only: the user's contact must have been verified (list_verified_suborgs). */
+      verified?: boolean;
+    },
     page: { limit: number; after?: string; before?: string },
   ): Promise<string[]> {
     let q = this.db.selectFrom('organizations').select(['organizations.id', 'organizations.created_at']).where('parent_organization_id', '=', parentId);
@@ -35,8 +57,27 @@ export class OrganizationsRepo {
       case 'EMAIL':
       case 'PHONE_NUMBER': {
         const column = filter.type === 'USERNAME' ? 'users.user_name' : filter.type === 'EMAIL' ? 'users.user_email' : 'users.user_phone_number';
+        const verifiedColumn = filter.type === 'EMAIL' ? 'users.email_verified_at' : 'users.phone_number_verified_at';
+        q = q.where((eb) => {
+          let users = eb.selectFrom('users').select('users.id').whereRef('users.organization_id', '=', 'organizations.id').where(column, '=', v);
+          if (filter.verified) users = users.where(verifiedColumn, 'is not', null);
+          return eb.exists(users);
+        });
+        break;
+      }
+      case 'OIDC_TOKEN': {
+        const id = filter.identity;
+        if (!id) return [];
         q = q.where((eb) =>
-          eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.organization_id', '=', 'organizations.id').where(column, '=', v)),
+          eb.exists(
+            eb
+              .selectFrom('oauth_providers')
+              .select('oauth_providers.id')
+              .whereRef('oauth_providers.organization_id', '=', 'organizations.id')
+              .where('oauth_providers.issuer', '=', id.issuer)
+              .where('oauth_providers.audience', '=', id.audience)
+              .where('oauth_providers.subject', '=', id.subject),
+          ),
         );
         break;
       }
@@ -60,7 +101,6 @@ export class OrganizationsRepo {
         );
         break;
       default:
-        // OIDC tokens belong to OAuth providers, which no sub-organization holds yet: nothing matches.
         return [];
     }
     const position = async (id: string) =>
@@ -84,6 +124,7 @@ export class OrganizationsRepo {
       'api_keys',
       'authenticators',
       'oauth_providers',
+      'oauth2_credentials',
       'ip_allowlists',
       'root_quorum_members',
       'user_tags',

@@ -85,4 +85,15 @@ export class OtpsRepo {
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
+
+  /** Spends a verification token's one signup use; false when it already was spent. */
+  async spendTokenForSignup(tokenId: string, now: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('otps')
+      .set({ token_signup_used_at: now })
+      .where('verification_token_id', '=', tokenId)
+      .where('token_signup_used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
 }

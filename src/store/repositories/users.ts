@@ -5,6 +5,35 @@ import type { Database, UserTable } from '../schema.js';
 
 export type UserRow = Selectable<UserTable>;
 
+/**
+ * The user columns a credential lookup joins in (stamp verification finds key and owner in one
+ * query), each prefixed `u_` so they cannot collide with the credential's own columns.
+ */
+export const OWNER_COLUMNS = [
+  'users.id as u_id',
+  'users.organization_id as u_organization_id',
+  'users.user_name as u_user_name',
+  'users.user_email as u_user_email',
+  'users.user_phone_number as u_user_phone_number',
+  'users.email_verified_at as u_email_verified_at',
+  'users.phone_number_verified_at as u_phone_number_verified_at',
+  'users.created_at as u_created_at',
+  'users.updated_at as u_updated_at',
+] as const;
+
+type OwnerColumns = { [K in keyof UserRow as `u_${K & string}`]: UserRow[K] };
+
+/** Splits a row selected with OWNER_COLUMNS into the credential's columns and its owner. */
+export function splitOwner<T extends OwnerColumns>(row: T): { rest: Omit<T, keyof OwnerColumns>; user: UserRow } {
+  const rest: Record<string, unknown> = {};
+  const user: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (k.startsWith('u_')) user[k.slice(2)] = v;
+    else rest[k] = v;
+  }
+  return { rest: rest as Omit<T, keyof OwnerColumns>, user: user as UserRow };
+}
+
 export class UsersRepo extends OrganizationScopedRepo<'users'> {
   constructor(db: Kysely<Database>) {
     super(db, 'users');
@@ -31,7 +60,7 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
   async update(
     organizationId: string,
     userId: string,
-    changes: Partial<Pick<UserRow, 'user_name' | 'user_email' | 'user_phone_number'>>,
+    changes: Partial<Pick<UserRow, 'user_name' | 'user_email' | 'user_phone_number' | 'email_verified_at' | 'phone_number_verified_at'>>,
     now: number,
   ): Promise<void> {
     await this.db
@@ -39,6 +68,18 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
       .set({ ...changes, updated_at: now })
       .where('organization_id', '=', organizationId)
       .where('id', '=', userId)
+      .execute();
+  }
+
+  /** Records that a user holds its email or phone number (an OTP verification token proved it). */
+  async markContactVerified(organizationId: string, userId: string, kind: 'email' | 'phone', now: number): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set(kind === 'email' ? { email_verified_at: now } : { phone_number_verified_at: now })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', userId)
+      // The first proof is the one recorded; later logins change nothing.
+      .where(kind === 'email' ? 'email_verified_at' : 'phone_number_verified_at', 'is', null)
       .execute();
   }
 
