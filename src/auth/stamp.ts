@@ -38,7 +38,24 @@ export interface WebauthnStamp {
   signature: string;
 }
 
-export type Stamp = ApiKeyStamp | WebauthnStamp;
+/**
+ * `X-Stamp-Attested` (turnkey-contract.md §1.4): a P-256 key signs the body, and an attestation of
+ * that key (an OTP verification token bound to it, or an OIDC id_token whose nonce commits to it)
+ * says whose it is. Sent by @turnkey/core's loginWithOtp / loginWithOauth to stamp_login only.
+ */
+export interface AttestedStamp {
+  kind: 'attested';
+  scheme: AttestedScheme;
+  /** Compressed P-256 public key, lowercase hex. */
+  publicKey: string;
+  publicKeyAttestation: string;
+  signature: string;
+}
+
+export const ATTESTED_SCHEMES = ['STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN', 'STAMP_ATTESTED_SCHEME_P256_OIDC'] as const;
+export type AttestedScheme = (typeof ATTESTED_SCHEMES)[number];
+
+export type Stamp = ApiKeyStamp | WebauthnStamp | AttestedStamp;
 
 const malformed = (message = 'malformed activity stamp') => new SigilError('SIGNATURE_INVALID', message);
 
@@ -53,10 +70,37 @@ export function parseStamp(headers: Record<string, string | string[] | undefined
   const webauthnStamp = headers['x-stamp-webauthn'];
   if (typeof apiStamp === 'string' && apiStamp !== '') return parseApiKeyStamp(apiStamp);
   if (typeof webauthnStamp === 'string' && webauthnStamp !== '') return parseWebauthnStamp(webauthnStamp);
+  const attestedStamp = headers['x-stamp-attested'];
+  if (typeof attestedStamp === 'string' && attestedStamp !== '') return parseAttestedStamp(attestedStamp);
   throw new SigilError(
     'SIGNATURE_MISSING',
     'cannot authenticate public API activity request without a stamp (X-Stamp/X-Stamp-Webauthn header)',
   );
+}
+
+function parseAttestedStamp(value: string): AttestedStamp {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8'));
+  } catch {
+    throw malformed('could not extract attested stamp: the X-Stamp-Attested header is not base64url-encoded JSON');
+  }
+  const { publicKeyAttestation, scheme, publicKey, signature } = parsed ?? {};
+  if (!ATTESTED_SCHEMES.includes(scheme as AttestedScheme)) {
+    throw malformed(`could not extract attested stamp: unsupported scheme ${JSON.stringify(scheme)}; expected ${ATTESTED_SCHEMES.join(' or ')}`);
+  }
+  if (typeof publicKeyAttestation !== 'string' || publicKeyAttestation === '') throw malformed('could not extract attested stamp: missing publicKeyAttestation');
+  if (!isHex(publicKey, 33) || !isHex(signature) || signature.length === 0) {
+    throw malformed('could not extract attested stamp: publicKey must be a compressed P-256 key and signature DER, both hex');
+  }
+  return { kind: 'attested', scheme: scheme as AttestedScheme, publicKey: publicKey.toLowerCase(), publicKeyAttestation, signature: signature.toLowerCase() };
+}
+
+/** The attested stamp's own signature: DER ECDSA P-256/SHA-256 over the body by its public key. */
+export function verifyAttestedStamp(stamp: AttestedStamp, rawBody: Uint8Array): void {
+  if (!verifyP256Stamp(stamp.publicKey, rawBody, Buffer.from(stamp.signature, 'hex'))) {
+    throw new SigilError('SIGNATURE_INVALID', 'could not verify attested stamp signature');
+  }
 }
 
 function parseApiKeyStamp(value: string): ApiKeyStamp {

@@ -19,6 +19,7 @@ import {
   createHash,
   createPrivateKey,
   createPublicKey,
+  diffieHellman as nodeDiffieHellman,
   ECDH,
   sign as nodeSign,
   verify as nodeVerify,
@@ -441,6 +442,14 @@ export class P256Signer {
   /** ECDSA-P256-SHA256 over `message`, minimal DER, lowercase hex (the `dataSignature` / stamp form). */
   signDer(message: Uint8Array): string {
     return bytesToHex(rawToDerSignature(this.signRaw(message)));
+  }
+
+  /**
+   * ECDH with this key: the 32-byte x-coordinate of d·Q, for secrets clients encrypt to the signer's
+   * published key (OAuth 2.0 client secrets, turnkey-contract.md §4.6). Invalid points are rejected.
+   */
+  ecdh(publicKey: BytesLike): Uint8Array {
+    return new Uint8Array(nodeDiffieHellman({ privateKey: this.#key, publicKey: publicKeyObject(publicKey) }));
   }
 }
 
