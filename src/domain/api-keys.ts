@@ -5,6 +5,7 @@ import { isValidPublicKey as isP256Point } from '../crypto/p256.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { ApiKeyRow, Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
+import { enforceApiKeyLimits } from './quotas.js';
 import { timestamp, type TimestampObject } from './records.js';
 
 export interface ApiKeyParams {
@@ -96,14 +97,21 @@ export function buildApiKeyRows(
   });
 }
 
-/** Inserts keys, refusing a public key that already belongs to a credential of this organization. */
-export async function insertApiKeys(repos: Repositories, organizationId: string, rows: ApiKeyRow[]): Promise<void> {
+/**
+ * Inserts keys, refusing a public key that already belongs to a credential of this organization,
+ * within the per-user limits (src/domain/quotas.ts: at most 10 long-lived keys; older expiring keys
+ * make room for new ones, never `keepKeyId`, the key the request is stamped with). The rows'
+ * created_at is the request's time.
+ */
+export async function insertApiKeys(repos: Repositories, organizationId: string, rows: ApiKeyRow[], opts: { keepKeyId?: string } = {}): Promise<void> {
   for (const row of rows) {
     const clash = await repos.apiKeys.findByPublicKey([organizationId], row.public_key);
     if (clash.length > 0) {
       throw new SigilError('CONFLICT', `an API key with public key ${row.public_key} already exists in this organization`);
     }
   }
+  if (rows.length === 0) return;
+  await enforceApiKeyLimits(repos, organizationId, rows, { now: rows[0].created_at, keepKeyId: opts.keepKeyId });
   await repos.apiKeys.insert(rows);
 }
 

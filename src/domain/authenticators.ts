@@ -9,9 +9,9 @@ import type { AuthenticatorRow, Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
 import type { OperationContext } from './context.js';
 import { timestamp, type TimestampObject } from './records.js';
+import { MAX_AUTHENTICATORS_PER_USER } from './quotas.js';
 
 export const WEBAUTHN_CREDENTIAL_TYPE = 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR';
-export const MAX_AUTHENTICATORS_PER_USER = 10;
 
 export interface AuthenticatorParams {
   authenticatorName: string;
@@ -69,6 +69,8 @@ export async function registerAuthenticators(
   field = 'authenticators',
 ): Promise<string[]> {
   if (params.length === 0) return [];
+  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
+  await ctx.repos.organizations.lockForUpdate(organizationId);
   const existing = await ctx.repos.authenticators.countForUser(organizationId, userId);
   if (existing + params.length > MAX_AUTHENTICATORS_PER_USER) {
     throw new SigilError(

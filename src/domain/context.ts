@@ -25,11 +25,29 @@ export interface WebauthnCredential {
 
 export const WEBAUTHN_VOTE_SCHEME = 'SIGNATURE_SCHEME_TK_API_WEBAUTHN';
 
-export type CallerCredential = ApiKeyCredential | WebauthnCredential;
+/**
+ * An X-Stamp-Attested key (turnkey-contract.md §1.4): a P-256 key an OTP verification token or an
+ * OIDC id_token vouches for. It may only log in (stamp_login), which then registers it.
+ */
+export interface AttestedCredential {
+  kind: 'attested';
+  publicKey: string;
+  scheme: string;
+  signature: string;
+}
+
+export type CallerCredential = ApiKeyCredential | WebauthnCredential | AttestedCredential;
 
 /** The public key a credential is known by in votes and policies (`credential.public_key`). */
 export function credentialPublicKey(credential: CallerCredential): string {
-  return credential.kind === 'api_key' ? credential.apiKey.public_key : credential.authenticator.credential_public_key;
+  switch (credential.kind) {
+    case 'api_key':
+      return credential.apiKey.public_key;
+    case 'webauthn':
+      return credential.authenticator.credential_public_key;
+    case 'attested':
+      return credential.publicKey;
+  }
 }
 
 export interface Caller {
@@ -56,11 +74,29 @@ export interface OutgoingMessage {
   to: string;
   subject?: string;
   text: string;
+  /**
+   * Email only: the sender the request asked for (sendFromEmailAddress, sendFromEmailSenderName,
+   * replyToEmailAddress). Delivery honours it only for domains the deployment allows.
+   */
+  sender?: { address?: string; name?: string; replyTo?: string };
 }
 
 /** Sends messages to users; resolves once the message is handed over, rejects when it could not be. */
 export interface Delivery {
   send(message: OutgoingMessage): Promise<void>;
+}
+
+/**
+ * Verifies OIDC id_tokens (src/auth/oidc.ts): signature by a trusted issuer's key (or this
+ * deployment's signer for its own tokens), expiry, one audience, and with `nonceForPublicKey` the
+ * `nonce`/`tknonce` binding to that key (turnkey-semantics.md §6 "OAuth / OIDC"). Refusals are
+ * SigilErrors with turnkeyErrorCode INVALID_OIDC_TOKEN.
+ */
+export interface OidcVerifier {
+  verify(
+    idToken: string,
+    opts: { nonceForPublicKey?: string },
+  ): Promise<{ issuer: string; audience: string; subject: string; claims: Record<string, unknown> }>;
 }
 
 export interface Services {
@@ -72,9 +108,15 @@ export interface Services {
     importBundleTtlMs: number;
     /** Relying party id and allowed origins for passkey registration and assertions. */
     webauthn: { rpId: string; origins: string[] };
+    /** `iss` of the id_tokens this deployment issues itself (oauth2_authenticate), signed by `signer`. */
+    oidcSelfIssuer: string;
+    /** Token and user-info endpoints of the OAuth2-only providers (oauth2_authenticate). */
+    oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
   };
   /** This process's ephemeral app-proof key (never stored). */
   appProofKey: AppProofKey;
+  /** OIDC id_token verification for OAuth login and OIDC-attested stamps. */
+  oidc: OidcVerifier;
   /** Email and SMS to users (OTP codes); absent in processes that send none. */
   delivery?: Delivery;
 }

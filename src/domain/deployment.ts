@@ -7,7 +7,7 @@ import { generateP256KeyPair, P256Signer } from '../crypto/p256.js';
 import { Barrier } from '../barrier/barrier.js';
 import type { Repositories, Store } from '../store/index.js';
 
-const META = {
+export const META = {
   rootOrganizationId: 'root_organization_id',
   wrappedDataKey: 'barrier.wrapped_data_key',
   signerPublicKey: 'deployment_signer.public_key',
@@ -61,6 +61,8 @@ export async function initializeDeployment(
       user_name: opts.userName ?? 'Root user',
       user_email: null,
       user_phone_number: null,
+      email_verified_at: null,
+      phone_number_verified_at: null,
       created_at: now,
       updated_at: now,
     });

@@ -10,6 +10,7 @@ import { isValidPrivateKey } from '../crypto/keys.js';
 import { generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
 import { SigilError, invalid, notAuthorized, notFound } from '../errors/errors.js';
 import type { ActivityContext, OperationContext } from './context.js';
+import { reserve } from './quotas.js';
 import type { PolicyContext } from '../policy/index.js';
 import { parseDerivationPath, HARDENED_OFFSET } from '../crypto/hd-path.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT, openMnemonic } from './key-material.js';
@@ -166,6 +167,8 @@ export async function importPrivateKey(
     if (!isValidPrivateKey(p.curve, plaintext)) {
       throw new SigilError('REQUEST_INVALID', `invalid private key: the imported key is not a 32-byte ${p.curve} private key`);
     }
+    // storePrivateKey leaves the count to its callers, so create_private_keys counts a batch once.
+    await reserve(ctx.repos, ctx.organization, 'privateKeys', 1);
     return await storePrivateKey(ctx, { privateKeyName: p.privateKeyName, curve: p.curve, privateKeyTags: [], addressFormats: p.addressFormats }, plaintext, {
       imported: true,
       field: 'parameters',

@@ -13,8 +13,8 @@ import type { ActivityContext, OperationContext } from './context.js';
 import { requireAll } from './lookup.js';
 import { timestamp, type TimestampObject } from './records.js';
 import { requireUser } from './users.js';
+import { MAX_OAUTH_PROVIDERS_PER_USER } from './quotas.js';
 
-export const MAX_OAUTH_PROVIDERS_PER_USER = 10;
 
 export interface OauthProviderParams {
   providerName: string;
@@ -119,6 +119,8 @@ export async function registerOauthProviders(
       updated_at: ctx.now,
     });
   }
+  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
+  await ctx.repos.organizations.lockForUpdate(organizationId);
   const held = (await ctx.repos.oauthProviders.listForUsers(organizationId, [userId])).length;
   if (held + rows.length > MAX_OAUTH_PROVIDERS_PER_USER) {
     throw new SigilError(

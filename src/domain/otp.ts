@@ -28,6 +28,8 @@ import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { OtpRow, UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
+import { magicLink, readEmailCustomization, requestedSender, type EmailCustomizationParams } from './email-customization.js';
+import { markVerifiedByLogin } from './verified-contacts.js';
 import { LOGIN_CREDENTIAL, SESSION_TYPE_READ_WRITE, addSessionKey, sessionPublicKey } from './sessions.js';
 
 export const OTP_MAX_ATTEMPTS = 3;
@@ -60,6 +62,10 @@ export interface InitOtpParams {
   expirationSeconds?: string;
   userIdentifier?: string;
   smsCustomization?: { template?: string };
+  emailCustomization?: EmailCustomizationParams;
+  sendFromEmailAddress?: string;
+  sendFromEmailSenderName?: string;
+  replyToEmailAddress?: string;
 }
 
 export interface VerifyOtpParams {
@@ -109,13 +115,6 @@ function seconds(value: string | undefined, field: string, fallback: number, max
   return n;
 }
 
-/** appName as it may appear in a message: one line of plain text. */
-function plainName(value: string | undefined): string {
-  const name = (value ?? '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  if (name.length > 100) throw invalid('invalid appName: at most 100 characters');
-  return name;
-}
-
 const hashCode = (salt: Buffer, code: string) => createHmac('sha256', salt).update(code, 'utf8').digest();
 /** Codes are compared case-insensitively (Crockford base32 is read in either case). */
 const normalizeCode = (code: string) => code.trim().toUpperCase();
@@ -128,7 +127,7 @@ export function generateCode(length: number, alphanumeric: boolean): string {
   return code;
 }
 
-function messageFor(type: OtpType, appName: string, code: string, ttlSeconds: number, smsTemplate: string | undefined) {
+function messageFor(type: OtpType, appName: string, code: string, ttlSeconds: number, smsTemplate: string | undefined, magicLinkTemplate?: string) {
   const minutes = Math.max(1, Math.round(ttlSeconds / 60));
   const who = appName === '' ? 'Your' : `Your ${appName}`;
   if (type === 'OTP_TYPE_SMS') {
@@ -140,6 +139,7 @@ function messageFor(type: OtpType, appName: string, code: string, ttlSeconds: nu
     subject: `${who} verification code`,
     text:
       `${who} verification code is:\n\n    ${code}\n\n` +
+      (magicLinkTemplate !== undefined ? `Or open this link:\n\n    ${magicLink(magicLinkTemplate, code)}\n\n` : '') +
       `It expires in ${minutes} minute${minutes === 1 ? '' : 's'} and works once.\n` +
       `If you did not ask for this code, you can ignore this message.\n`,
   };
@@ -160,7 +160,8 @@ export async function initOtp(
   if (!Number.isInteger(length) || length < 6 || length > 9) throw invalid(`invalid otpLength ${length}: it must be from 6 to 9`);
   const alphanumeric = p.alphanumeric ?? true;
   const ttl = seconds(p.expirationSeconds, 'expirationSeconds', OTP_DEFAULT_SECONDS, OTP_MAX_SECONDS);
-  const appName = plainName(p.appName);
+  // emailCustomization (V2: no appName of its own) and the sender apply to email codes.
+  const { appName, magicLinkTemplate } = readEmailCustomization(p.emailCustomization, { appName: p.appName, appNameField: 'appName', requireAppName: false });
   const smsTemplate = p.smsCustomization?.template;
   if (smsTemplate !== undefined && (!smsTemplate.includes('{{.OtpCode}}') || smsTemplate.length > 300)) {
     throw invalid('invalid smsCustomization.template: it must contain {{.OtpCode}} and be at most 300 characters');
@@ -204,6 +205,7 @@ export async function initOtp(
     verification_token_id: null,
     token_expires_at: null,
     token_used_at: null,
+    token_signup_used_at: null,
     created_at: ctx.now,
   };
   await ctx.repos.otps.insert(row);
@@ -213,7 +215,8 @@ export async function initOtp(
     throw tooMany();
   }
   try {
-    await delivery.send({ to: contact, ...messageFor(type, appName, code, ttl, smsTemplate) });
+    const message = messageFor(type, appName, code, ttl, smsTemplate, magicLinkTemplate);
+    await delivery.send({ to: contact, ...message, ...(message.channel === 'email' ? { sender: requestedSender(p) } : {}) });
   } catch {
     await ctx.repos.otps.delete(id);
     throw new SigilError('INTERNAL', `the code could not be delivered to ${contact}: try again later`, { http: 502, grpc: 14 });
@@ -367,7 +370,7 @@ function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, s
 }
 
 /** The one user with the verified contact in the organization, else in one of its sub-organizations. */
-async function userWithContact(ctx: ActivityContext, claims: Pick<VerificationClaims, 'verification_type' | 'contact'>): Promise<UserRow> {
+export async function userWithContact(ctx: Pick<ActivityContext, 'repos' | 'organization'>, claims: Pick<VerificationClaims, 'verification_type' | 'contact'>): Promise<UserRow> {
   const kind = claims.verification_type === 'OTP_TYPE_EMAIL' ? 'email' : 'phone';
   const label = kind === 'email' ? 'email' : 'phone number';
   let users = await ctx.repos.users.findByContact([ctx.organization.id], kind, claims.contact);
@@ -377,7 +380,7 @@ async function userWithContact(ctx: ActivityContext, claims: Pick<VerificationCl
   }
   if (users.length === 0) throw notFound(`no user with ${label} ${claims.contact} in organization ${ctx.organization.id} or its sub-organizations`);
   if (users.length > 1) {
-    throw invalid(`more than one user has ${label} ${claims.contact}: submit otp_login to the sub-organization of the user`);
+    throw invalid(`more than one user has ${label} ${claims.contact}: submit the request to the sub-organization of the user`);
   }
   return users[0];
 }
@@ -402,6 +405,7 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
   if (!row) throw tokenRefused('it is unknown to this deployment');
   const user = await userWithContact(ctx, claims);
   if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now))) throw tokenRefused('it has already been used; verify a new code');
+  await markVerifiedByLogin(ctx, user, claims);
 
   const key = await addSessionKey(
     ctx,

@@ -17,6 +17,7 @@ import { compilePolicyExpression, type CompiledPolicyExpression, type Expression
 import { isUniqueViolation, type PolicyChanges, type PolicyRow, type Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
 import type { ActivityContext } from './context.js';
+import { reserve } from './quotas.js';
 import { requireAll } from './lookup.js';
 import { timestamp } from './records.js';
 
@@ -139,6 +140,7 @@ export async function createPolicies(ctx: ActivityContext, policies: CreatePolic
   });
   const taken = await ctx.repos.policies.findByNames(orgId, [...names.keys()]);
   if (taken.length > 0) throw labelNotUnique([taken[0].name]);
+  await reserve(ctx.repos, ctx.organization, 'policies', rows.length);
   try {
     await ctx.repos.policies.insert(rows);
   } catch (err) {

@@ -10,6 +10,7 @@ import type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow, Repositorie
 import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext } from './context.js';
+import { reserve } from './quotas.js';
 import { PRIVATE_KEY_AT } from './key-material.js';
 import { timestamp } from './records.js';
 
@@ -32,7 +33,10 @@ async function requireTags(repos: Repositories, organizationId: string, tagIds: 
   return (await requireAll(tagIds, (ids) => repos.privateKeys.tags(organizationId, ids), `${field}: private key tag not found`)).ids;
 }
 
-/** Stores one key with its addresses and tags; shared by create_private_keys and import_private_key. */
+/**
+ * Stores one key with its addresses and tags; shared by create_private_keys and import_private_key,
+ * which reserve the organization's quota of private keys first (src/domain/quotas.ts).
+ */
 export async function storePrivateKey(
   ctx: ActivityContext,
   p: PrivateKeyParams,
@@ -77,6 +81,7 @@ export async function storePrivateKey(
 
 export async function createPrivateKeys(ctx: ActivityContext, keys: PrivateKeyParams[]) {
   if (keys.length === 0) throw invalid('privateKeys must list at least one key');
+  await reserve(ctx.repos, ctx.organization, 'privateKeys', keys.length);
   const names = new Set<string>();
   const out = [];
   for (const [i, p] of keys.entries()) {
@@ -155,6 +160,7 @@ export async function createPrivateKeyTag(ctx: ActivityContext, name: string, ke
   const orgId = ctx.organization.id;
   checkName(name, 'privateKeyTagName');
   await requireUniqueTagName(ctx.repos, orgId, name);
+  await reserve(ctx.repos, ctx.organization, 'privateKeyTags', 1);
   const keys = await requireKeys(ctx.repos, orgId, keyIds, 'privateKeyIds');
   const id = ctx.newId();
   await ctx.repos.privateKeys.insertTag({ id, organization_id: orgId, name, created_at: ctx.now, updated_at: ctx.now });

@@ -10,7 +10,8 @@
 //  - A read-only session is a signed token for the X-Session header: queries only, one hour, bound
 //    to the user and the credential that created it (deleting either ends it).
 //  - A user holds at most 10 expiring keys: making room deletes expired ones first, then the oldest
-//    (never the key the request is stamped with), as turnkey-semantics.md §6 describes.
+//    (never the key the request is stamped with), as turnkey-semantics.md §6 describes
+//    (insertApiKeys → src/domain/quotas.ts).
 import { makeCredentialBundle } from '../crypto/bundles.js';
 import { compressPublicKeyHex, generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
 import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
@@ -22,7 +23,6 @@ import { requireUser } from './users.js';
 
 export const DEFAULT_SESSION_SECONDS = 900;
 export const READ_ONLY_SESSION_SECONDS = 3600;
-export const MAX_EXPIRING_KEYS_PER_USER = 10;
 
 export const SESSION_TYPE_READ_WRITE = 'SESSION_TYPE_READ_WRITE';
 export const SESSION_TYPE_READ_ONLY = 'SESSION_TYPE_READ_ONLY';
@@ -37,20 +37,6 @@ export function sessionPublicKey(value: string, field: string): string {
     throw invalid(`invalid ${field}: it must be a P-256 public key in hex, compressed (33 bytes) or uncompressed (65 bytes)`);
   }
   return compressPublicKeyHex(hex);
-}
-
-/** Deletes expiring keys of the user until one more fits under the limit. */
-async function makeRoomForExpiringKey(ctx: ActivityContext, userId: string, existing: ApiKeyRow[], orgId = ctx.organization.id): Promise<void> {
-  const expiring = existing.filter((k) => k.expires_at !== null);
-  const excess = expiring.length - (MAX_EXPIRING_KEYS_PER_USER - 1);
-  if (excess <= 0) return;
-  const current = ctx.caller.credential.kind === 'api_key' ? ctx.caller.credential.apiKey.id : undefined;
-  const order = [
-    ...expiring.filter((k) => isExpired(k, ctx.now)),
-    ...expiring.filter((k) => !isExpired(k, ctx.now) && k.id !== current).sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id)),
-  ];
-  const evict = order.slice(0, excess).map((k) => k.id);
-  await ctx.repos.apiKeys.delete(orgId, userId, evict);
 }
 
 /** Registers an expiring session key on a user of the organization. */
@@ -69,14 +55,13 @@ export async function addSessionKey(
     ctx.newId,
   );
   row.credential_type = p.credentialType;
-  let existing = await ctx.repos.apiKeys.listForUsers(orgId, [p.userId]);
   if (p.invalidateExisting) {
+    const existing = await ctx.repos.apiKeys.listForUsers(orgId, [p.userId]);
     const earlier = existing.filter((k) => k.credential_type === p.credentialType).map((k) => k.id);
     await ctx.repos.apiKeys.delete(orgId, p.userId, earlier);
-    existing = existing.filter((k) => k.credential_type !== p.credentialType);
   }
-  await makeRoomForExpiringKey(ctx, p.userId, existing, orgId);
-  await insertApiKeys(ctx.repos, orgId, [row]);
+  const current = ctx.caller.credential.kind === 'api_key' ? ctx.caller.credential.apiKey.id : undefined;
+  await insertApiKeys(ctx.repos, orgId, [row], { keepKeyId: current });
   return row;
 }
 

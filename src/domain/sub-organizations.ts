@@ -10,7 +10,10 @@ import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
 import { registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
 import type { ActivityContext } from './context.js';
 import { storeWallet, type WalletAccountParams } from './wallets.js';
+import { reserve } from './quotas.js';
 import { generateMnemonic, isMnemonicWordCount } from '../crypto/bip39.js';
+import type { ClientSignature } from './otp.js';
+import { verifyContactAtSignup } from './verified-contacts.js';
 
 export interface RootUserParams {
   userName: string;
@@ -26,6 +29,9 @@ export interface CreateSubOrganizationParams {
   rootUsers: RootUserParams[];
   rootQuorumThreshold: number;
   wallet?: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number };
+  /** V7+: an OTP verification token proving a root user's email or phone (marks it verified). */
+  verificationToken?: string;
+  clientSignature?: ClientSignature;
 }
 
 export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOrganizationParams) {
@@ -46,7 +52,10 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
     updated_at: ctx.now,
   };
   await ctx.repos.organizations.insert(sub);
+  // The new organization is empty; its root users still count against its limit of users.
+  await reserve(ctx.repos, sub, 'users', p.rootUsers.length);
   const rootUserIds: string[] = [];
+  const created: { id: string; user_email: string | null; user_phone_number: string | null }[] = [];
   for (const [i, u] of p.rootUsers.entries()) {
     const field = `rootUsers[${i}]`;
     checkName(u.userName, `${field}.userName`);
@@ -62,6 +71,8 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
       user_name: u.userName,
       user_email: u.userEmail || null,
       user_phone_number: u.userPhoneNumber || null,
+      email_verified_at: null,
+      phone_number_verified_at: null,
       created_at: ctx.now,
       updated_at: ctx.now,
     });
@@ -69,7 +80,9 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
     await registerAuthenticators(ctx, sub.id, userId, u.authenticators, `${field}.authenticators`);
     await registerOauthProviders(ctx, sub.id, userId, u.oauthProviders, `${field}.oauthProviders`);
     rootUserIds.push(userId);
+    created.push({ id: userId, user_email: u.userEmail || null, user_phone_number: u.userPhoneNumber || null });
   }
+  if (p.verificationToken) await verifyContactAtSignup(ctx, { verificationToken: p.verificationToken, clientSignature: p.clientSignature }, sub.id, created);
   await ctx.repos.organizations.setRootQuorum(sub.id, p.rootQuorumThreshold, rootUserIds, ctx.now);
   let wallet: { walletId: string; addresses: string[] } | undefined;
   if (p.wallet) {

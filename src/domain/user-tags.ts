@@ -5,6 +5,7 @@ import type { Repositories, UserTagRow } from '../store/index.js';
 import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext } from './context.js';
+import { reserve } from './quotas.js';
 import { timestamp, type TimestampObject } from './records.js';
 
 export interface TagRecord {
@@ -36,6 +37,7 @@ export async function createUserTag(ctx: ActivityContext, name: string, userIds:
   const orgId = ctx.organization.id;
   checkName(name, 'userTagName');
   await requireUniqueName(ctx.repos, orgId, name);
+  await reserve(ctx.repos, ctx.organization, 'userTags', 1);
   const users = await requireUsers(ctx.repos, orgId, userIds, 'userIds');
   const id = ctx.newId();
   await ctx.repos.userTags.insert({ id, organization_id: orgId, name, created_at: ctx.now, updated_at: ctx.now });

@@ -9,6 +9,7 @@ import { oauthProvidersByUser, registerOauthProviders, type OauthProviderParams 
 import { requireAll } from './lookup.js';
 import { timestamp, type TimestampObject } from './records.js';
 import type { ActivityContext } from './context.js';
+import { reserve } from './quotas.js';
 
 export interface UserParams {
   userName: string;
@@ -48,6 +49,7 @@ async function requireTags(repos: Repositories, organizationId: string, tagIds: 
 export async function createUsers(ctx: ActivityContext, users: UserParams[]): Promise<string[]> {
   if (users.length === 0) throw invalid('users must list at least one user');
   const orgId = ctx.organization.id;
+  await reserve(ctx.repos, ctx.organization, 'users', users.length);
   const ids: string[] = [];
   for (const [i, u] of users.entries()) {
     const field = `users[${i}]`;
@@ -65,6 +67,8 @@ export async function createUsers(ctx: ActivityContext, users: UserParams[]): Pr
       user_name: u.userName,
       user_email: u.userEmail || null,
       user_phone_number: u.userPhoneNumber || null,
+      email_verified_at: null,
+      phone_number_verified_at: null,
       created_at: ctx.now,
       updated_at: ctx.now,
     });
@@ -85,14 +89,27 @@ export interface UserChanges {
 }
 
 /** Applies the given changes; an empty email or phone number removes it (interface-spec.md §4.3). */
-export async function updateUser(ctx: ActivityContext, userId: string, changes: UserChanges): Promise<void> {
+export async function updateUser(
+  ctx: ActivityContext,
+  userId: string,
+  changes: UserChanges,
+  /** Contacts a verification token proved (update_user_email / update_user_phone_number). */
+  verified?: { email?: boolean; phone?: boolean },
+): Promise<void> {
   const orgId = ctx.organization.id;
-  await requireUser(ctx.repos, orgId, userId);
-  const set: { user_name?: string; user_email?: string | null; user_phone_number?: string | null } = {};
+  const current = await requireUser(ctx.repos, orgId, userId);
+  const set: Parameters<Repositories['users']['update']>[2] = {};
   if (changes.userName !== undefined) set.user_name = checkName(changes.userName, 'userName');
-  if (changes.userEmail !== undefined) set.user_email = changes.userEmail === '' ? null : checkEmail(changes.userEmail);
+  if (changes.userEmail !== undefined) {
+    set.user_email = changes.userEmail === '' ? null : checkEmail(changes.userEmail);
+    // A changed email is unverified unless a verification token proved the new one.
+    if (verified?.email) set.email_verified_at = ctx.now;
+    else if (set.user_email !== current.user_email) set.email_verified_at = null;
+  }
   if (changes.userPhoneNumber !== undefined) {
     set.user_phone_number = changes.userPhoneNumber === '' ? null : checkPhoneNumber(changes.userPhoneNumber);
+    if (verified?.phone) set.phone_number_verified_at = ctx.now;
+    else if (set.user_phone_number !== current.user_phone_number) set.phone_number_verified_at = null;
   }
   if (changes.userTagIds !== undefined) {
     const tags = await requireTags(ctx.repos, orgId, changes.userTagIds, 'userTagIds');

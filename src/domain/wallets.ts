@@ -11,6 +11,7 @@ import type { Repositories, WalletAccountRow, WalletRow } from '../store/index.j
 import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext, OperationContext } from './context.js';
+import { reserve } from './quotas.js';
 import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
 import { timestamp, type TimestampObject } from './records.js';
 
@@ -145,6 +146,7 @@ export async function storeWallet(
   const orgId = ctx.organization.id;
   checkName(p.walletName, 'walletName');
   await requireUniqueWalletName(ctx.repos, orgId, p.walletName);
+  await reserve(ctx.repos, ctx.organization, 'wallets', 1);
   const walletId = ctx.newId();
   const seed = mnemonicToSeed(p.mnemonic);
   const rows = await deriveAccounts(ctx, walletId, seed, p.accounts);

@@ -18,7 +18,9 @@ export const createApiKeysOp = defineActivity<{ apiKeys: ApiKeyParams[]; userId:
     if (p.apiKeys.length === 0) throw invalid('apiKeys must list at least one key');
     await requireUser(ctx.repos, orgId, p.userId);
     const rows = buildApiKeyRows(orgId, p.userId, p.apiKeys, ctx.now, ctx.newId);
-    await insertApiKeys(ctx.repos, orgId, rows);
+    // Making room for an expiring key never deletes the key this request is stamped with.
+    const keepKeyId = ctx.caller.credential.kind === 'api_key' ? ctx.caller.credential.apiKey.id : undefined;
+    await insertApiKeys(ctx.repos, orgId, rows, { keepKeyId });
     return { apiKeyIds: rows.map((r) => r.id) };
   },
 });

@@ -13,14 +13,32 @@ export type Authorization =
   /** A vote on another activity (approve_activity, reject_activity): allowed to members of the organization. */
   | 'vote';
 
+/** An older type value whose parameters or result member differ from the current version's. */
+export interface TypeAlias {
+  type: string;
+  /**
+   * Parameter definitions accepted under this type instead of its own intent definition: clients
+   * send some older type values with a newer body (@turnkey/core's ACTIVITY_TYPE_VERIFY_OTP).
+   */
+  parameters?: string[];
+  /** The v1Result member this version answers under. */
+  result?: string;
+  /** Brings this version's parameters to the shape `execute` takes (defaults for later fields). */
+  adapt?: (params: any) => any;
+}
+
 export interface ActivityDeclaration<P = any, R = any> {
   kind: 'activity';
   /** Path segment under /public/v1/submit/. */
   path: string;
   /** The current type value, verbatim. Its intent member and parameter schema follow by convention. */
   type: string;
-  /** Older type values still accepted on this path (turnkey-contract.md Traps 11). */
-  aliases?: string[];
+  /**
+   * Older type values still accepted on this path (turnkey-contract.md Traps 11). A plain string
+   * shares the current type's result member and parameter handling; an object says how the older
+   * version differs.
+   */
+  aliases?: (string | TypeAlias)[];
   /** The v1Result member the result is returned under; votes have none. */
   result?: string;
   /** What the policy engine sees as activity.resource / activity.action. */
@@ -41,6 +59,11 @@ export interface ActivityDeclaration<P = any, R = any> {
    * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).
    */
   credentialMayBeInSubOrganization?: boolean;
+  /**
+   * Login activities only: an X-Stamp-Attested key (an OTP verification token or an OIDC id_token
+   * vouching for it) may submit it (turnkey-contract.md §1.4). Everything else refuses such stamps.
+   */
+  acceptsAttestedStamp?: boolean;
   /**
    * 'transactional' (default): execute writes through the activity's transaction.
    * 'pure': execute runs outside the activity's transaction (signing, OTP checks); its result is

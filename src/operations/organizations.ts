@@ -5,6 +5,7 @@ import { defineActivity, defineQuery } from './define.js';
 import { invalid } from '../errors/errors.js';
 import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams } from '../domain/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
+import { checkPhoneNumber } from '../domain/contacts.js';
 import { derivationFacts } from './wallets.js';
 
 export const updateOrganizationNameOp = defineActivity<
@@ -53,9 +54,31 @@ export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, 
   }),
 });
 
+/**
+ * Older create_sub_organization versions (V4–V7) take the same members as V8 with fewer fields per
+ * root user: API keys without curveType (P-256 then), no OAuth providers before V5's root users, no
+ * phone number before V6's. Each answers under its own result member (same shape as V8's).
+ */
+function subOrganizationAlias(version: 4 | 5 | 6 | 7) {
+  return {
+    type: `ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V${version}`,
+    result: `createSubOrganizationResultV${version}`,
+    adapt: (p: CreateSubOrganizationParams): CreateSubOrganizationParams => ({
+      ...p,
+      rootUsers: (p.rootUsers ?? []).map((u) => ({
+        ...u,
+        apiKeys: (u.apiKeys ?? []).map((k) => ({ ...k, curveType: k.curveType ?? 'API_KEY_CURVE_P256' })),
+        authenticators: u.authenticators ?? [],
+        oauthProviders: u.oauthProviders ?? [],
+      })),
+    }),
+  };
+}
+
 export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParams, { subOrganizationId: string; wallet?: { walletId: string; addresses: string[] }; rootUserIds: string[] }>({
   path: 'create_sub_organization',
   type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8',
+  aliases: [subOrganizationAlias(7), subOrganizationAlias(6), subOrganizationAlias(5), subOrganizationAlias(4)],
   result: 'createSubOrganizationResultV8',
   policy: { resource: 'ORGANIZATION', action: 'CREATE' },
   appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? derivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
@@ -79,9 +102,34 @@ export const listSubOrgsOp = defineQuery<
   request: 'v1GetSubOrgIdsRequest',
   execute: async (ctx, b) => {
     const page = b.paginationOptions ?? {};
+    // An OIDC token names an identity (iss, aud, sub) only once it verifies.
+    const identity = b.filterType === 'OIDC_TOKEN' ? await ctx.services.oidc.verify(b.filterValue ?? '', {}) : undefined;
     const organizationIds = await ctx.repos.organizations.children(
       ctx.organization.id,
-      { type: b.filterType, value: b.filterValue },
+      { type: b.filterType, value: b.filterValue, identity },
+      { limit: pageLimit(page.limit), after: page.after || undefined, before: page.before || undefined },
+    );
+    return { organizationIds };
+  },
+});
+
+// Sub-organizations whose user holds the email or phone number as a verified contact
+// (turnkey-contract.md §5 sdk-server getVerifiedSubOrgIds; src/domain/verified-contacts.ts).
+export const listVerifiedSubOrgsOp = defineQuery<
+  { organizationId: string; filterType?: string; filterValue?: string; paginationOptions?: { limit?: string; before?: string; after?: string } },
+  unknown
+>({
+  path: 'list_verified_suborgs',
+  request: 'v1GetVerifiedSubOrgIdsRequest',
+  execute: async (ctx, b) => {
+    if (b.filterType !== 'EMAIL' && b.filterType !== 'PHONE_NUMBER') {
+      throw invalid(`invalid filterType ${JSON.stringify(b.filterType ?? '')}: list_verified_suborgs filters by EMAIL or PHONE_NUMBER`);
+    }
+    const value = b.filterType === 'PHONE_NUMBER' ? checkPhoneNumber(b.filterValue ?? '', 'filterValue') : b.filterValue ?? '';
+    const page = b.paginationOptions ?? {};
+    const organizationIds = await ctx.repos.organizations.children(
+      ctx.organization.id,
+      { type: b.filterType, value, verified: true },
       { limit: pageLimit(page.limit), after: page.after || undefined, before: page.before || undefined },
     );
     return { organizationIds };

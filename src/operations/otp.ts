@@ -14,7 +14,7 @@
 // Type values: init_otp takes only V3 (V1 answers initOtpResult and V2 requires appName: their
 // schemas and result members do not line up with V3's). verify_otp takes V2 and the legacy
 // ACTIVITY_TYPE_VERIFY_OTP, whose plaintext otpCode (and optional publicKey) is the plaintext
-// alias; otp_login takes V2 and the legacy ACTIVITY_TYPE_OTP_LOGIN (clientSignature optional in
+// alias, also accepted with the V2 body as @turnkey/core sends it; otp_login takes V2 and the legacy ACTIVITY_TYPE_OTP_LOGIN (clientSignature optional in
 // the schema, still required when the token is bound to a key). Both answer the same member.
 import { initOtp, otpAuth, otpLogin, verifyOtp, type InitOtpParams, type OtpAuthParams, type OtpLoginParams, type VerifyOtpParams } from '../domain/otp.js';
 import { defineActivity } from './define.js';
@@ -33,7 +33,8 @@ export const initOtpOp = defineActivity<InitOtpParams, unknown>({
 export const verifyOtpOp = defineActivity<VerifyOtpParams, unknown>({
   path: 'verify_otp',
   type: 'ACTIVITY_TYPE_VERIFY_OTP_V2',
-  aliases: ['ACTIVITY_TYPE_VERIFY_OTP'],
+  // @turnkey/core sends ACTIVITY_TYPE_VERIFY_OTP with the V2 body (encryptedOtpBundle): both shapes pass.
+  aliases: [{ type: 'ACTIVITY_TYPE_VERIFY_OTP', parameters: ['v1VerifyOtpIntent', 'v1VerifyOtpIntentV2'] }],
   result: 'verifyOtpResult',
   policy: { resource: 'OTP', action: 'VERIFY' },
   secretFields: ['otpCode', 'encryptedOtpBundle'],

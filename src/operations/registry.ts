@@ -20,8 +20,11 @@ import * as sessions from './sessions.js';
 import * as ipAllowlists from './ip-allowlists.js';
 import * as oauthProviders from './oauth-providers.js';
 import * as otp from './otp.js';
+import * as oauth from './oauth.js';
+import * as emailAuth from './email-auth.js';
+import * as oauth2Credentials from './oauth2-credentials.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];
@@ -37,7 +40,12 @@ function collect(): Declaration[] {
 export interface ActivityTypeBinding {
   type: string;
   intentMember: string;
-  parametersDefinition: string;
+  /** The swagger definition the parameters are validated against, or several (any one may match). */
+  parametersDefinition: string | string[];
+  /** The v1Result member the result is returned under (the declaration's, unless the alias differs). */
+  result: string | undefined;
+  /** Brings an older version's parameters to the shape the declaration's `execute` takes. */
+  adapt?: (params: any) => any;
 }
 
 export class Registry {
@@ -63,14 +71,21 @@ export class Registry {
       if (this.activities.has(d.path)) throw new Error(`registry: duplicate activity path ${d.path}`);
       if (d.result !== undefined && !(d.result in resultMembers)) throw new Error(`registry: ${d.path} names unknown result member ${d.result}`);
       const bindings = new Map<string, ActivityTypeBinding>();
-      for (const type of [d.type, ...(d.aliases ?? [])]) {
+      for (const entry of [d.type, ...(d.aliases ?? [])]) {
+        const alias = typeof entry === 'string' ? { type: entry } : entry;
+        const { type } = alias;
         const other = seenTypes.get(type);
         if (other) throw new Error(`registry: type ${type} is declared by both ${other} and ${d.path}`);
         seenTypes.set(type, d.path);
         const intentMember = intentMemberOf(type);
-        const parametersDefinition = intentDefinitionOf(intentMember);
-        if (!parametersDefinition) throw new Error(`registry: ${type} has no intent member ${intentMember} in the schema`);
-        bindings.set(type, { type, intentMember, parametersDefinition });
+        const own = intentDefinitionOf(intentMember);
+        if (!own) throw new Error(`registry: ${type} has no intent member ${intentMember} in the schema`);
+        for (const p of alias.parameters ?? []) {
+          if (!hasDefinition(p)) throw new Error(`registry: ${type} names unknown parameter schema ${p}`);
+        }
+        const result = alias.result ?? d.result;
+        if (result !== undefined && !(result in resultMembers)) throw new Error(`registry: ${type} names unknown result member ${result}`);
+        bindings.set(type, { type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt });
         this.byType.set(type, { decl: d, binding: bindings.get(type)! });
       }
       this.activities.set(d.path, d);

@@ -37,5 +37,7 @@ export const stampLoginOp = defineActivity<
   // Login clients send the parent's organizationId while the credential lives in a sub-organization
   // (turnkey-contract.md Traps 12): the pipeline finds that sub-organization.
   credentialMayBeInSubOrganization: true,
+  // @turnkey/core's loginWithOtp / loginWithOauth stamp it with X-Stamp-Attested only.
+  acceptsAttestedStamp: true,
   execute: (ctx, p) => stampLogin(ctx, p),
 });

@@ -1,5 +1,6 @@
 // User operations (interface-spec.md §4.3, §4.6): create_users, update_user and its single-field
 // variants, delete_users, get_user, list_users.
+import { verifyContactUpdate } from '../domain/verified-contacts.js';
 import { createUsers, deleteUsers, requireUser, updateUser, userRecords, type UserParams } from '../domain/users.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -39,15 +40,16 @@ export const updateUserNameOp = defineActivity<{ userId: string; userName: strin
   },
 });
 
-// verificationToken (a verified-contact proof) is accepted and not yet recorded: contact
-// verification arrives with the OTP flows; until then a contact set here is simply unverified.
+// With a verificationToken naming the new contact, the contact is recorded as verified (the token's
+// login use is spent); without one a changed contact is unverified (src/domain/verified-contacts.ts).
 export const updateUserEmailOp = defineActivity<{ userId: string; userEmail: string; verificationToken?: string }, { userId: string }>({
   path: 'update_user_email',
   type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
   result: 'updateUserEmailResult',
   policy: { resource: USER_RESOURCE, action: 'UPDATE' },
   execute: async (ctx, p) => {
-    await updateUser(ctx, p.userId, { userEmail: p.userEmail });
+    const email = await verifyContactUpdate(ctx, 'email', p.userEmail, p.verificationToken);
+    await updateUser(ctx, p.userId, { userEmail: p.userEmail }, { email });
     return { userId: p.userId };
   },
 });
@@ -61,7 +63,8 @@ export const updateUserPhoneNumberOp = defineActivity<
   result: 'updateUserPhoneNumberResult',
   policy: { resource: USER_RESOURCE, action: 'UPDATE' },
   execute: async (ctx, p) => {
-    await updateUser(ctx, p.userId, { userPhoneNumber: p.userPhoneNumber });
+    const phone = await verifyContactUpdate(ctx, 'phone', p.userPhoneNumber, p.verificationToken);
+    await updateUser(ctx, p.userId, { userPhoneNumber: p.userPhoneNumber }, { phone });
     return { userId: p.userId };
   },
 });

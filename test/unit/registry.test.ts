@@ -28,6 +28,7 @@ const SDK_METHOD: Record<string, string> = {
   list_wallet_accounts: 'getWalletAccounts',
   list_app_proofs: 'getAppProofs',
   list_suborgs: 'getSubOrgIds',
+  list_verified_suborgs: 'getVerifiedSubOrgIds',
 };
 
 describe('registry', () => {
@@ -37,7 +38,7 @@ describe('registry', () => {
     expect(registry.activities.size).toBeGreaterThan(10);
     for (const [path, bindings] of registry.typeBindings) {
       for (const b of bindings.values()) {
-        expect(b.parametersDefinition, `${path} ${b.type}`).toMatch(/^v1[A-Za-z0-9]+Intent(V\d+)?$/);
+        for (const d of [b.parametersDefinition].flat()) expect(d, `${path} ${b.type}`).toMatch(/^v1[A-Za-z0-9]+Intent(V\d+)?$/);
       }
     }
   });
@@ -53,6 +54,8 @@ describe('registry', () => {
     expect(() => new Registry([a, { ...a }])).toThrow(/duplicate activity path create_users/);
     expect(() => new Registry([a, { ...a, path: 'other' }])).toThrow(/declared by both/);
     expect(() => new Registry([{ ...a, result: 'noSuchResult' }])).toThrow(/unknown result member/);
+    expect(() => new Registry([{ ...a, aliases: [{ type: 'ACTIVITY_TYPE_CREATE_USERS_V3', result: 'noSuchResult' }] }])).toThrow(/unknown result member/);
+    expect(() => new Registry([{ ...a, aliases: [{ type: 'ACTIVITY_TYPE_CREATE_USERS_V3', parameters: ['v1NoSuchIntent'] }] }])).toThrow(/unknown parameter schema/);
     const q = defineQuery({ path: 'x', request: 'v1NoSuchRequest', execute: async () => ({}) });
     expect(() => new Registry([q])).toThrow(/unknown request schema/);
   });

@@ -1,0 +1,128 @@
+// Verified contacts: what an OTP verification token proves once it has been issued (turnkey-semantics.md
+// §6 "OTP (current)": tokens are "consumed by OTP_LOGIN_V2, UPDATE_USER_EMAIL/UPDATE_USER_PHONE_NUMBER
+// (verify & update contact), and sub-org creation (marks contact verified)"; turnkey-contract.md §1.5
+// for the signup client signature). A verified email or phone number is what list_verified_suborgs
+// filters on.
+//
+// A token has two uses, each spendable once: a login (otp_login, stamp_login with X-Stamp-Attested,
+// a contact update) and a signup (create_sub_organization, the auth proxy's signup). @turnkey/core's
+// OTP flow verifies one code, signs up with the token and then logs in with the same token.
+import { verifyP256Raw } from '../crypto/p256.js';
+import { compressPublicKeyHex } from '../crypto/p256.js';
+import { invalid } from '../errors/errors.js';
+import type { UserRow } from '../store/index.js';
+import type { ActivityContext } from './context.js';
+import { readVerificationToken, type ClientSignature } from './otp.js';
+
+export type ContactKind = 'email' | 'phone';
+
+type Claims = ReturnType<typeof readVerificationToken>;
+
+const refused = (why: string) => invalid(`invalid verification token: ${why}`);
+
+export const contactKindOf = (claims: Pick<Claims, 'verification_type'>): ContactKind =>
+  claims.verification_type === 'OTP_TYPE_EMAIL' ? 'email' : 'phone';
+
+const contactOf = (user: Pick<UserRow, 'user_email' | 'user_phone_number'>, kind: ContactKind) =>
+  kind === 'email' ? user.user_email : user.user_phone_number;
+
+/** Emails compare without regard to case; phone numbers are stored in E.164 already. */
+export function sameContact(kind: ContactKind, a: string | null | undefined, b: string): boolean {
+  if (!a) return false;
+  return kind === 'email' ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+function sameKey(a: string, b: string): boolean {
+  try {
+    return compressPublicKeyHex(a.toLowerCase().replace(/^0x/, '')) === compressPublicKeyHex(b.toLowerCase().replace(/^0x/, ''));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A token this deployment issued for `organizationId` itself or, when `orParent` is given, for that
+ * parent (parent-issued tokens serve its sub-organizations; semantics §6 "Token scope").
+ */
+export async function acceptVerificationToken(
+  ctx: Pick<ActivityContext, 'repos' | 'services' | 'now'>,
+  token: string,
+  organizationIds: (string | null | undefined)[],
+): Promise<Claims> {
+  const claims = readVerificationToken(token, ctx.services.signer.publicKey, ctx.now);
+  if (!organizationIds.includes(claims.organization_id)) {
+    throw refused(`it was issued for organization ${claims.organization_id}, not for this one`);
+  }
+  if (!(await ctx.repos.otps.findByToken(claims.id))) throw refused('it is unknown to this deployment');
+  return claims;
+}
+
+/** The signup usage signature (contract §1.5): by the token's key, over {"signupV2":…,"tokenId",…,"type":"USAGE_TYPE_SIGNUP"}. */
+export function checkSignupSignature(sig: ClientSignature, claims: Claims): void {
+  if (claims.public_key === undefined) throw invalid('invalid clientSignature: the verification token is bound to no public key');
+  if (sig.scheme !== 'CLIENT_SIGNATURE_SCHEME_API_P256') {
+    throw invalid(`invalid clientSignature: scheme must be CLIENT_SIGNATURE_SCHEME_API_P256, got ${JSON.stringify(sig.scheme)}`);
+  }
+  if (!sameKey(sig.publicKey, claims.public_key)) {
+    throw invalid('invalid clientSignature: its public key must match the public key contained within the OTP verification token');
+  }
+  let usage: { type?: unknown; tokenId?: unknown };
+  try {
+    usage = JSON.parse(sig.message) as typeof usage;
+  } catch {
+    throw invalid('invalid clientSignature: message must be the JSON token usage {"signupV2":…,"tokenId":…,"type":"USAGE_TYPE_SIGNUP"}');
+  }
+  if (usage?.type !== 'USAGE_TYPE_SIGNUP' || usage.tokenId !== claims.id) {
+    throw invalid('invalid clientSignature: message must be the signup usage of this verification token (type USAGE_TYPE_SIGNUP, its tokenId)');
+  }
+  const signature = sig.signature.toLowerCase().replace(/^0x/, '');
+  let ok = false;
+  try {
+    ok = /^[0-9a-f]{128}$/.test(signature) && verifyP256Raw(claims.public_key, Buffer.from(sig.message, 'utf8'), signature);
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw invalid('invalid clientSignature: the signature (raw r||s hex, P-256 SHA-256) does not verify with the token public key');
+}
+
+/**
+ * create_sub_organization with a verificationToken: the token (issued by the creating
+ * organization) proves the contact of one of the new root users, whose contact becomes verified.
+ * The token's signup use is spent; a clientSignature, when given, must be the signup usage.
+ */
+export async function verifyContactAtSignup(
+  ctx: ActivityContext,
+  p: { verificationToken: string; clientSignature?: ClientSignature },
+  organizationId: string,
+  users: Pick<UserRow, 'id' | 'user_email' | 'user_phone_number'>[],
+): Promise<void> {
+  const claims = await acceptVerificationToken(ctx, p.verificationToken, [ctx.organization.id]);
+  if (p.clientSignature) checkSignupSignature(p.clientSignature, claims);
+  const kind = contactKindOf(claims);
+  const user = users.find((u) => sameContact(kind, contactOf(u, kind), claims.contact));
+  if (!user) {
+    throw invalid(`invalid verification token: it verifies ${claims.contact}, which is not the ${kind === 'email' ? 'userEmail' : 'userPhoneNumber'} of any root user`);
+  }
+  if (!(await ctx.repos.otps.spendTokenForSignup(claims.id, ctx.now))) throw refused('it has already been used for a signup; verify a new code');
+  await ctx.repos.users.markContactVerified(organizationId, user.id, kind, ctx.now);
+}
+
+/** A login with a token proves the contact it names: the user's contact is verified from now on. */
+export async function markVerifiedByLogin(ctx: Pick<ActivityContext, 'repos' | 'now'>, user: UserRow, claims: Pick<Claims, 'verification_type' | 'contact'>): Promise<void> {
+  const kind = contactKindOf(claims);
+  if (sameContact(kind, contactOf(user, kind), claims.contact)) await ctx.repos.users.markContactVerified(user.organization_id, user.id, kind, ctx.now);
+}
+
+/**
+ * update_user_email / update_user_phone_number with a verificationToken: the token must name the
+ * new contact; its login use is spent. Answers whether the new contact is verified.
+ */
+export async function verifyContactUpdate(ctx: ActivityContext, kind: ContactKind, newContact: string, token: string | undefined): Promise<boolean> {
+  if (token === undefined || token === '') return false;
+  const claims = await acceptVerificationToken(ctx, token, [ctx.organization.id, ctx.organization.parent_organization_id]);
+  if (contactKindOf(claims) !== kind || !sameContact(kind, newContact, claims.contact)) {
+    throw refused(`it verifies ${claims.contact}, not ${newContact}`);
+  }
+  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now))) throw refused('it has already been used; verify a new code');
+  return true;
+}
