@@ -50,6 +50,8 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
     origin: true,
     methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: CORS_HEADERS,
+    // Browser clients may read the rate-limit state (src/pipeline/rate-limit.ts).
+    exposedHeaders: ['ratelimit-limit', 'ratelimit-remaining', 'retry-after'],
     maxAge: 86400,
   });
   // Every body arrives as bytes: stamps are verified over exactly what was sent.
@@ -102,11 +104,13 @@ export async function publicApiServer(opts: PublicApiOptions) {
       headers: req.headers,
       clientAddress: req.ip,
       identity,
+      // The pipeline adds the rate-limit headers here; they go out with answers and refusals alike.
+      responseHeaders: {} as Record<string, string>,
     } as const;
     try {
       const res = await opts.pipeline.handle(pipelineRequest);
       log = res.log;
-      return reply.send(res.body);
+      return reply.headers(pipelineRequest.responseHeaders).send(res.body);
     } catch (err) {
       const e = toSigilError(err, req.log);
       status = e.httpStatus;
@@ -117,7 +121,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
       } catch (auditErr) {
         req.log.error({ err: auditErr }, 'audit log append failed for a refused request');
       }
-      return reply.status(e.httpStatus).send(e.toBody());
+      return reply.status(e.httpStatus).headers(pipelineRequest.responseHeaders).send(e.toBody());
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // Only the declared operation names become label values.

@@ -42,6 +42,8 @@ interface Submission {
   decl: ActivityDeclaration;
   binding: ActivityTypeBinding;
   params: Record<string, unknown>;
+  /** The parameters as submitted (an older version's, before `adapt`): what the record shows. */
+  intentParams: Record<string, unknown>;
   fingerprint: string;
   rawBody: Buffer;
   timestampMs: number;
@@ -98,7 +100,7 @@ export class ActivityRunner {
       type: binding.type,
       status: ActivityStatus.CREATED,
       fingerprint,
-      intent: JSON.stringify({ [binding.intentMember]: redact(params, decl.secretFields) }),
+      intent: JSON.stringify({ [binding.intentMember]: redact(s.intentParams, decl.secretFields) }),
       result: null,
       failure: null,
       pending_parameters: null,
@@ -124,7 +126,7 @@ export class ActivityRunner {
     if (decision.outcome === 'deny') throw decision.error;
     const complete = (result: unknown, ctx: ActivityContext) => {
       row.status = ActivityStatus.COMPLETED;
-      row.result = JSON.stringify(decl.result ? { [decl.result]: result ?? {} } : {});
+      row.result = JSON.stringify(binding.result ? { [binding.result]: result ?? {} } : {});
       if (s.appProofs && decl.appProofFacts) {
         row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
       }
@@ -203,11 +205,20 @@ export class ActivityRunner {
       updated_at: base.now,
     };
     const ownVote = this.voteOf(row.id, base.caller, 'VOTE_SELECTION_APPROVED', s.rawBody.toString('utf8'), base.now);
-    await this.castVote(target, base, selection, s.rawBody.toString('utf8'), async (repos) => {
-      await repos.activities.insert(row);
-      await repos.activities.insertVote(ownVote);
-      await this.auditActivity(repos, decl.path, row, base.caller);
-    });
+    await this.castVote(
+      target,
+      base,
+      selection,
+      s.rawBody.toString('utf8'),
+      async (repos) => {
+        await repos.activities.insert(row);
+        await repos.activities.insertVote(ownVote);
+      },
+      // The audit append takes the log's one sequence, so it comes last in the transaction: taken
+      // before the approved activity runs (which may lock its organization's row for a quota), it
+      // would deadlock on PostgreSQL against a create holding that row and waiting for the log.
+      (repos) => this.auditActivity(repos, decl.path, row, base.caller),
+    );
     return this.respond(decl.path, row, base.caller, [ownVote]);
   }
 
@@ -221,6 +232,8 @@ export class ActivityRunner {
     selection: string,
     message: string,
     alsoRecord?: (repos: Repositories) => Promise<void>,
+    /** Audit appends of `alsoRecord`'s writes, made after the vote's own (the log's sequence is taken last). */
+    alsoAudit?: (repos: Repositories) => Promise<unknown>,
   ): Promise<void> {
     const { store, services, registry } = this.deps;
     if (base.caller.organizationId !== target.organization_id) {
@@ -256,6 +269,7 @@ export class ActivityRunner {
           time: base.now,
         }),
       );
+      await alsoAudit?.(repos);
     });
   }
 
@@ -263,7 +277,7 @@ export class ActivityRunner {
   private async applyVote(
     repos: Repositories,
     target: ActivityRow,
-    operation: { decl: ActivityDeclaration },
+    operation: { decl: ActivityDeclaration; binding: ActivityTypeBinding },
     base: Omit<OperationContext, 'repos'>,
     selection: string,
     message: string,
@@ -303,7 +317,7 @@ export class ActivityRunner {
       const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
       try {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
-        const body = JSON.stringify(operation.decl.result ? { [operation.decl.result]: result ?? {} } : {});
+        const body = JSON.stringify(operation.binding.result ? { [operation.binding.result]: result ?? {} } : {});
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
         return ActivityStatus.COMPLETED;
       } catch (err) {

@@ -2,7 +2,7 @@
 // the target organization or its parent (turnkey-semantics.md §0), with API key expiry; passkey
 // stamps (X-Stamp-Webauthn) are verified by src/auth/webauthn.ts once the authenticator is found. Error
 // messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
-import { parseStamp, verifyApiKeyStamp, SCHEME_CURVE, type Stamp } from '../auth/stamp.js';
+import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, SCHEME_CURVE, type ApiKeyStamp, type Stamp, type WebauthnStamp } from '../auth/stamp.js';
 import { authenticateWebauthnStamp } from '../auth/webauthn.js';
 import type { WebauthnExpectations } from '../crypto/webauthn.js';
 import { isExpired } from '../domain/api-keys.js';
@@ -14,12 +14,13 @@ export function readStamp(headers: Record<string, string | string[] | undefined>
   const stamp = parseStamp(headers);
   // The signature is checked before any lookup, so forged requests cost no database work.
   if (stamp.kind === 'api_key') verifyApiKeyStamp(stamp, rawBody);
+  if (stamp.kind === 'attested') verifyAttestedStamp(stamp, rawBody);
   return stamp;
 }
 
 export async function resolveCaller(
   repos: Repositories,
-  stamp: Stamp,
+  stamp: ApiKeyStamp | WebauthnStamp,
   org: OrganizationRow,
   now: number,
   /** What a passkey assertion is checked against: the raw body (its challenge) and the relying party. */

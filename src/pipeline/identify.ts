@@ -5,7 +5,7 @@
 //  - a login activity whose credential is not in the target organization or its parent is run in
 //    the one sub-organization of the target that holds the credential (clients log in with the
 //    parent's organizationId and learn their sub-organization from the session).
-import type { Stamp } from '../auth/stamp.js';
+import type { ApiKeyStamp, WebauthnStamp } from '../auth/stamp.js';
 import type { Caller } from '../domain/context.js';
 import { requireOrganization } from '../domain/organizations.js';
 import { SigilError } from '../errors/errors.js';
@@ -21,7 +21,7 @@ const present = (v: string | string[] | undefined) => typeof v === 'string' && v
  * authenticates). Submissions with only a session are refused.
  */
 export function readOnlySessionToken(headers: Headers, kind: 'submit' | 'query'): string | undefined {
-  if (present(headers['x-stamp']) || present(headers['x-stamp-webauthn'])) return undefined;
+  if (present(headers['x-stamp']) || present(headers['x-stamp-webauthn']) || present(headers['x-stamp-attested'])) return undefined;
   const token = headers['x-session'];
   if (!present(token)) return undefined;
   if (kind === 'submit') {
@@ -40,7 +40,7 @@ export function readOnlySessionToken(headers: Headers, kind: 'submit' | 'query')
 export async function stampCaller(
   repos: Repositories,
   decl: Declaration,
-  stamp: Stamp,
+  stamp: ApiKeyStamp | WebauthnStamp,
   org: OrganizationRow,
   resolve: (org: OrganizationRow) => Promise<Caller>,
 ): Promise<{ organization: OrganizationRow; caller: Caller }> {

@@ -13,15 +13,17 @@ import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
 import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/index.js';
-import type { Store } from '../store/index.js';
+import type { OrganizationRow, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
 import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
 import { readOnlySessionCaller } from '../domain/sessions.js';
 import { enforceIpAllowlist } from '../domain/ip-allowlists.js';
+import { RateLimiter } from './rate-limit.js';
 import { credentialPublicKey } from '../domain/context.js';
-import { parseStamp } from '../auth/stamp.js';
+import { parseStamp, type AttestedStamp } from '../auth/stamp.js';
+import { attestedCaller } from '../domain/attested-stamps.js';
 import { appendAudit, refusedEntry } from '../audit/record.js';
 
 export interface PipelineRequest {
@@ -31,8 +33,12 @@ export interface PipelineRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The client's IP address as the HTTP layer determined it (trusted proxies applied). */
   clientAddress?: string;
+  /** Sent by the auth proxy on its configuration's behalf: exempt from IP allowlists (semantics §7). */
+  viaAuthProxy?: boolean;
   /** Filled in as the pipeline learns who is asking, so a refusal can be audited with it. */
   identity?: RequestIdentity;
+  /** Headers the answer carries whatever its outcome (the rate-limit state), filled in by the pipeline. */
+  responseHeaders?: Record<string, string>;
 }
 
 /** What is known of a request's origin when it is refused: never its body or stamp signature. */
@@ -57,8 +63,21 @@ export interface PipelineDeps {
   now?: () => number;
 }
 
-function validate(schema: string | Record<string, unknown>, value: unknown, prefix: string): void {
-  const v = typeof schema === 'string' ? validatorFor(schema) : compileInlineSchema(schema);
+const anyOfSchemas = new Map<string, Record<string, unknown>>();
+
+/** One inline schema per list of definitions, any of which may match (cached: ajv compiles once). */
+function anyOf(definitions: string[]): Record<string, unknown> {
+  const key = definitions.join('|');
+  let schema = anyOfSchemas.get(key);
+  if (!schema) {
+    schema = { anyOf: definitions.map((d) => ({ $ref: `turnkey#/definitions/${d}` })) };
+    anyOfSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+function validate(schema: string | string[] | Record<string, unknown>, value: unknown, prefix: string): void {
+  const v = typeof schema === 'string' ? validatorFor(schema) : compileInlineSchema(Array.isArray(schema) ? anyOf(schema) : schema);
   if (v(value)) return;
   const violations = describeErrors(v.errors, prefix);
   const first = violations[0];
@@ -71,9 +90,12 @@ export class Pipeline {
 
   private readonly activities: ActivityRunner;
 
+  private readonly rateLimiter: RateLimiter;
+
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
     this.activities = new ActivityRunner(deps);
+    this.rateLimiter = new RateLimiter(deps.store, deps.config.rateLimits);
   }
 
   async handle(req: PipelineRequest): Promise<PipelineResponse> {
@@ -91,7 +113,10 @@ export class Pipeline {
     const repos = this.deps.store.repos;
     const now = this.now();
     const target = await requireOrganization(repos, organizationId);
-    const { organization, caller } = stamp
+    const { organization, caller } =
+      stamp?.kind === 'attested'
+        ? await this.attestedCaller(decl, stamp, target, now)
+        : stamp
       ? await stampCaller(repos, decl, stamp, target, (org) =>
           resolveCaller(repos, stamp, org, now, { rawBody: req.rawBody, webauthn: this.deps.services.settings.webauthn }),
         )
@@ -100,10 +125,23 @@ export class Pipeline {
       req.identity.userId = caller.user.id;
       req.identity.publicKey = credentialPublicKey(caller.credential);
     }
-    await enforceIpAllowlist(repos, caller, req.clientAddress);
+    if (!req.viaAuthProxy) await enforceIpAllowlist(repos, caller, req.clientAddress);
+    // After the allowlist, so requests it refuses cannot spend the organization's budget.
+    await this.rateLimiter.take(organization, caller, now, (req.responseHeaders ??= {}), { perCredential: !req.viaAuthProxy });
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
     if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
     return this.runActivity(decl, body, req.rawBody, base);
+  }
+
+  /** An X-Stamp-Attested request: only login activities take one (src/domain/attested-stamps.ts). */
+  private attestedCaller(decl: ActivityDeclaration | QueryDeclaration, stamp: AttestedStamp, target: OrganizationRow, now: number) {
+    if (decl.kind !== 'activity' || !decl.acceptsAttestedStamp) {
+      throw new SigilError(
+        'REQUEST_NOT_AUTHORIZED',
+        `an attested stamp (X-Stamp-Attested) can only log in (stamp_login): stamp /public/v1/${decl.kind}/${decl.path} with X-Stamp or X-Stamp-Webauthn`,
+      );
+    }
+    return attestedCaller(this.deps.store.repos, this.deps.services, stamp, target, now);
   }
 
   /** True for a path the registry declares (the metrics label unknown paths as one value). */
@@ -123,8 +161,8 @@ export class Pipeline {
     if (publicKey === undefined) {
       try {
         const stamp = parseStamp(req.headers);
-        if (stamp.kind === 'api_key') publicKey = stamp.publicKey;
-        else credentialId = stamp.credentialId;
+        if (stamp.kind === 'webauthn') credentialId = stamp.credentialId;
+        else publicKey = stamp.publicKey;
       } catch {
         // No readable stamp: the refusal is recorded without a credential.
       }
@@ -182,11 +220,12 @@ export class Pipeline {
       ]);
     }
     validate(binding.parametersDefinition, body.parameters, 'parameters');
-    const params = body.parameters as Record<string, unknown>;
+    const intentParams = body.parameters as Record<string, unknown>;
+    const params = binding.adapt ? (binding.adapt(intentParams) as Record<string, unknown>) : intentParams;
     const fingerprint = fingerprintOf(rawBody);
     const orgId = base.organization.id;
 
-    return this.activities.submit({ decl, binding, params, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
+    return this.activities.submit({ decl, binding, params, intentParams, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
   }
 
 }
