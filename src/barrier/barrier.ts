@@ -54,6 +54,26 @@ export class Barrier {
     }
   }
 
+  /**
+   * Master-key rotation: the same data key, wrapped by the new master key instead of the old one.
+   * Nothing sealed with the data key changes, so running processes (which hold the unwrapped data
+   * key) are unaffected; only the unsealing at start needs the new master key afterwards.
+   */
+  static rewrap(oldMasterKey: Buffer, newMasterKey: Buffer, wrappedDataKey: string): string {
+    if (oldMasterKey.equals(newMasterKey)) throw new Error('the new master key is the same as the current one');
+    let dataKey: Buffer;
+    try {
+      dataKey = open(oldMasterKey, wrappedDataKey, DATA_KEY_AAD);
+    } catch {
+      throw new Error('the current master key does not open this deployment (wrong SIGIL_MASTER_KEY or master.key file)');
+    }
+    try {
+      return seal(newMasterKey, dataKey, DATA_KEY_AAD);
+    } finally {
+      dataKey.fill(0);
+    }
+  }
+
   seal(plaintext: Uint8Array, loc: SealedLocation): string {
     return seal(this.dataKey, plaintext, aadOf(loc));
   }

@@ -9,13 +9,16 @@ import type { Services } from '../domain/context.js';
 import { loadDeployment } from '../domain/deployment.js';
 import { userRecords } from '../domain/users.js';
 import { AppProofKey } from '../crypto/app-proofs.js';
+import { OidcTokenVerifier } from '../auth/oidc.js';
 import { recordBootProof } from '../domain/app-proofs.js';
 import { authProxyServer } from '../http/auth-proxy.js';
+import { configureQuotas } from '../domain/quotas.js';
 import { makeDelivery } from '../delivery/delivery.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
+import { drainServers } from './drain.js';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -29,7 +32,8 @@ export function makeLogger(level: string): Logger {
 export interface RunningApp {
   publicUrl: string;
   authProxyUrl: string;
-  close(): Promise<void>;
+  /** Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database. */
+  close(timeoutMs?: number): Promise<{ forced: boolean }>;
 }
 
 function urlOf(app: { server: { address(): unknown } }, host: string): string {
@@ -45,6 +49,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);
     const deployment = await loadDeployment(store.repos, masterKey);
     masterKey.fill(0);
+    configureQuotas(config.quotas);
     const registry = new Registry();
     const records = new ActivityRecords(store.repos, async (orgId, ids) => {
       const rows = await store.repos.users.getMany(orgId, ids);
@@ -58,8 +63,9 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
         get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
-      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins } },
+      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer },
       appProofKey: new AppProofKey(),
+      oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
       delivery: makeDelivery(config, logger),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
@@ -74,17 +80,26 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       ready,
       trustedProxies: config.trustedProxies,
     });
-    const proxy = await authProxyServer({ logger, bodyLimitBytes: config.bodyLimitBytes, ready });
+    const proxy = await authProxyServer({
+      logger,
+      bodyLimitBytes: config.bodyLimitBytes,
+      ready,
+      pipeline,
+      repos: store.repos,
+      services,
+      trustedProxies: config.trustedProxies,
+    });
     await api.listen({ host: config.host, port: config.port });
     await proxy.listen({ host: config.host, port: config.authProxyPort });
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
     return {
       publicUrl: urlOf(api, config.host),
       authProxyUrl: urlOf(proxy, config.host),
-      close: async () => {
+      close: async (timeoutMs = config.shutdownTimeoutMs) => {
         // Stop accepting, let in-flight requests finish, then release the database.
-        await Promise.all([api.close(), proxy.close()]);
+        const drained = await drainServers([api, proxy], timeoutMs);
         await store.close();
+        return drained;
       },
     };
   } catch (err) {

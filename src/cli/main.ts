@@ -1,33 +1,26 @@
-// The `sigil` command: `init` creates a deployment, `serve` runs it, `start` does both for a first
-// run (what `npm start` calls). Flags and environment are read here and nowhere else.
+// The `sigil` command: `init` creates a deployment, `serve` runs it (one process, or a cluster with
+// --workers), `start` does both for a first run (what `npm start` calls), and the operator commands
+// of issue 8 item 6: `config`, `rotate-master-key`, `backup`, `restore`, plus `audit` and
+// `verify-proofs`. Flags and environment are read here and nowhere else. Help texts are in help.ts.
 import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey } from '../barrier/master-key.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { initializeDeployment, isInitialized, type InitResult } from '../domain/deployment.js';
+import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/deployment.js';
 import { Store } from '../store/index.js';
 import { makeLogger, startApp, VERSION } from './app.js';
 import { verifyProofsCommand } from './verify-proofs.js';
 import { auditExport, auditVerify } from './audit.js';
-
-const USAGE = `sigil ${VERSION}: self-hosted wallet, key and user management (Turnkey API)
-
-usage:
-  sigil init  --data-dir DIR [--json]
-  sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--host H]
-  sigil start [same flags as serve]     init on first run, then serve
-  sigil verify-proofs --activity FILE --boot-proof FILE --signer HEX
-                                        check an activity's app proofs offline
-  sigil audit export --data-dir DIR [--out FILE]
-                                        the hash-chained audit log as JSON lines, in seq order
-  sigil audit verify --file FILE        check an export offline: exit 1 naming the first changed,
-                                        removed or reordered entry
-
-environment: SIGIL_DATA_DIR, SIGIL_PORT, SIGIL_AUTH_PROXY_PORT, SIGIL_HOST, SIGIL_MASTER_KEY,
-             DATABASE_URL (postgres://…; embedded SQLite in the data directory when unset)
-`;
+import { backupCommand, restoreCommand } from './backup.js';
+import { isWorker, reportListening, runPrimary } from './cluster.js';
+import { commandHelp, usage } from './help.js';
+import { rotateMasterKey } from './rotate-master-key.js';
+import { showConfig } from './show-config.js';
+import { proxyConfigCommand } from './proxy-config.js';
 
 class UsageError extends Error {}
+
+const print = (text: string) => void process.stdout.write(text);
 
 async function init(config: Config, json: boolean): Promise<InitResult> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -70,17 +63,26 @@ function printCredentials(r: InitResult, config: Config, createdKeyFile: boolean
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-async function serve(config: Config): Promise<void> {
+/** One serving process: the whole of `serve` without --workers, or one worker of a cluster. */
+async function serveProcess(config: Config): Promise<void> {
   const logger = makeLogger(config.logLevel);
   const app = await startApp(config, logger);
-  process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
+  if (isWorker()) reportListening(app.publicUrl, app.authProxyUrl);
+  else process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
   let closing = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (reason: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'draining in-flight requests');
-    app.close().then(
-      () => process.exit(0),
+    logger.info({ reason, timeoutMs: config.shutdownTimeoutMs }, 'draining in-flight requests');
+    app.close(config.shutdownTimeoutMs).then(
+      ({ forced }) => {
+        if (forced) {
+          logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timeout: connections with requests in flight were closed');
+          process.exit(1);
+        }
+        logger.info('stopped');
+        process.exit(0);
+      },
       (err) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -89,6 +91,37 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // A worker whose primary is gone (killed) has nobody to restart or stop it: it drains and exits.
+  if (isWorker()) process.on('disconnect', () => shutdown('primary gone'));
+}
+
+/** The primary of `serve --workers N`: checks the deployment once, then runs the cluster. */
+async function serveCluster(config: Config): Promise<void> {
+  const logger = makeLogger(config.logLevel);
+  // Migrations run here, once, rather than in N workers racing; a wrong master key fails here, once.
+  const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+    try {
+      await loadDeployment(store.repos, masterKey);
+    } finally {
+      masterKey.fill(0);
+    }
+  } finally {
+    await store.close();
+  }
+  logger.info({ workers: config.workers, store: store.dialect }, 'starting workers');
+  runPrimary({
+    workers: config.workers,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    logger,
+    onListening: (publicUrl, authProxyUrl) => void process.stdout.write(`listening ${publicUrl} ${authProxyUrl}\n`),
+  });
+}
+
+async function serve(config: Config): Promise<void> {
+  if (config.workers > 1 && !isWorker()) await serveCluster(config);
+  else await serveProcess(config);
 }
 
 async function start(config: Config): Promise<void> {
@@ -99,32 +132,57 @@ async function start(config: Config): Promise<void> {
   await serve(config);
 }
 
+function parse(command: string | undefined, rest: string[]) {
+  try {
+    return parseArgs({
+      args: rest,
+      allowPositionals: command === 'audit' || command === 'help',
+      options: {
+        'data-dir': { type: 'string' },
+        port: { type: 'string' },
+        'auth-proxy-port': { type: 'string' },
+        host: { type: 'string' },
+        'log-level': { type: 'string' },
+        workers: { type: 'string' },
+        json: { type: 'boolean' },
+        activity: { type: 'string' },
+        'boot-proof': { type: 'string' },
+        signer: { type: 'string' },
+        out: { type: 'string' },
+        from: { type: 'string' },
+        file: { type: 'string' },
+        force: { type: 'boolean' },
+        'keep-old': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    });
+  } catch (err) {
+    const help = (command && commandHelp(command)) ?? usage(VERSION);
+    throw new UsageError(`${(err as Error).message}\n\n${help}`);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: command === 'audit',
-    options: {
-      'data-dir': { type: 'string' },
-      port: { type: 'string' },
-      'auth-proxy-port': { type: 'string' },
-      host: { type: 'string' },
-      'log-level': { type: 'string' },
-      json: { type: 'boolean' },
-      activity: { type: 'string' },
-      'boot-proof': { type: 'string' },
-      signer: { type: 'string' },
-      out: { type: 'string' },
-      file: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
-  if (values.help || command === undefined || command === 'help' || command === '--help') {
-    process.stdout.write(USAGE);
-    return;
+  // proxy-config has options of its own (src/cli/proxy-config.ts).
+  if (command === 'proxy-config' && !rest.includes('--help') && !rest.includes('-h')) return proxyConfigCommand(rest, (t) => print(`${t}\n`));
+  const { values, positionals } = parse(command, rest);
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    const topic = command === 'help' ? positionals[0] : undefined;
+    if (topic === undefined) return print(usage(VERSION));
+    const help = commandHelp(topic);
+    if (!help) throw new UsageError(`no command "${topic}"\n\n${usage(VERSION)}`);
+    return print(help);
+  }
+  if (values.help) {
+    const help = commandHelp(command);
+    if (!help) throw new UsageError(`unknown command "${command}"\n\n${usage(VERSION)}`);
+    return print(help);
   }
   const config = loadConfig(values, process.env);
+  // A cluster worker runs the same command line as its primary; all it has to do is serve.
+  if (isWorker()) return serveProcess(config);
   switch (command) {
     case 'init':
       await init(config, values.json === true);
@@ -134,6 +192,18 @@ export async function main(argv: string[]): Promise<void> {
       return;
     case 'start':
       await start(config);
+      return;
+    case 'config':
+      print(showConfig(config));
+      return;
+    case 'rotate-master-key':
+      await rotateMasterKey(config, { keepOld: values['keep-old'] === true, newKey: process.env.SIGIL_NEW_MASTER_KEY || undefined, print });
+      return;
+    case 'backup':
+      await backupCommand(config, { out: values.out, force: values.force === true, print });
+      return;
+    case 'restore':
+      await restoreCommand(config, { from: values.from, force: values.force === true, print });
       return;
     case 'verify-proofs':
       process.exitCode = verifyProofsCommand(values);
@@ -146,16 +216,16 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       if (sub === 'verify') {
-        if (!values.file) throw new UsageError(`sigil audit verify needs --file FILE\n\n${USAGE}`);
+        if (!values.file) throw new UsageError(`sigil audit verify needs --file FILE\n\n${commandHelp('audit')}`);
         process.exitCode = auditVerify(values.file);
         return;
       }
-      throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${USAGE}`);
+      throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${commandHelp('audit')}`);
     }
     case 'version':
       process.stdout.write(`${VERSION}\n`);
       return;
     default:
-      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+      throw new UsageError(`unknown command "${command}"\n\n${usage(VERSION)}`);
   }
 }

@@ -2,6 +2,7 @@
 // (SIGIL_* and DATABASE_URL). Flags win over the environment, the environment over defaults.
 // Nothing else in src reads process.env: the CLI builds a Config and hands it down.
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -39,11 +40,68 @@ export interface Config {
   smtp: { host: string; port: number; secure: boolean; user?: string; password?: string } | undefined;
   /** From-address of Sigil's email (SIGIL_EMAIL_FROM). */
   emailFrom: string;
+  /**
+   * Domains whose addresses a request may name as `sendFromEmailAddress` / `replyToEmailAddress`
+   * (SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS, comma-separated, exact domains). The reference service
+   * allows only pre-whitelisted domains; empty (the default) honours no custom sender at all.
+   */
+  emailAllowedSenderDomains: string[];
   /** SMS go out as a JSON POST {to, body} to this URL (SIGIL_SMS_WEBHOOK_URL); absent: the outbox. */
   smsWebhookUrl: string | undefined;
+  /**
+   * Request rate limits (turnkey-semantics.md §8), token buckets kept in the database so that every
+   * process shares them: per organization (each sub-organization has its own, as the reference's
+   * "10 RPS per sub-organization") from SIGIL_RATE_LIMIT_ORG_RPS / SIGIL_RATE_LIMIT_ORG_BURST, and
+   * per credential from SIGIL_RATE_LIMIT_KEY_RPS / SIGIL_RATE_LIMIT_KEY_BURST. RPS may be fractional;
+   * burst (the most requests passing at once) defaults to the RPS rounded up. Off unless set: a
+   * self-hosted deployment picks its own numbers, and an unset limit costs no database write.
+   */
+  rateLimits: { organization?: RateLimit; apiKey?: RateLimit };
+  /** Organization quota overrides by name (SIGIL_QUOTAS, e.g. `wallets=1000,users=500`); empty: the documented limits. */
+  quotas: Record<string, number>;
+  /** Serving processes `sigil serve` runs (--workers / SIGIL_WORKERS: a number or `auto` = one per core); 1 = no cluster. */
+  workers: number;
+  /** How long SIGTERM waits for in-flight requests before closing their connections (SIGIL_SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
+  /**
+   * Issuers whose OIDC id_tokens OAuth login trusts (SIGIL_OIDC_ISSUERS): comma-separated entries,
+   * `issuer=jwksUrl` (signing keys fetched from that URL) or `issuer` alone (keys found through
+   * `<issuer>/.well-known/openid-configuration` → `jwks_uri`). `issuer` is the exact `iss` value.
+   * Setting it replaces the defaults (Google, both `iss` forms; Apple; Facebook); an empty value
+   * trusts no outside issuer.
+   */
+  oidcIssuers: { issuer: string; jwksUri?: string }[];
+  /** `iss` of the id_tokens this deployment issues itself, verified with its signer key (SIGIL_OIDC_SELF_ISSUER). */
+  oidcSelfIssuer: string;
+  /**
+   * Token and user-info endpoints of the OAuth2-only providers oauth2_authenticate talks to
+   * (SIGIL_OAUTH2_X_TOKEN_URL, SIGIL_OAUTH2_X_USERINFO_URL, SIGIL_OAUTH2_DISCORD_TOKEN_URL,
+   * SIGIL_OAUTH2_DISCORD_USERINFO_URL); the providers' public endpoints by default.
+   */
+  oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
+
+/**
+ * Organization quota overrides (SIGIL_QUOTAS: comma-separated NAME=N with NAME one of users,
+ * policies, wallets, privateKeys, userTags, privateKeyTags); empty: the documented limits.
+ */
+function quotaOverrides(v: string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const m = /^([A-Za-z]+)=(\d+)$/.exec(item);
+    if (!m || Number(m[2]) < 1) throw new Error(`SIGIL_QUOTAS: "${item}" is not NAME=N (e.g. wallets=1000)`);
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+/** A token bucket: `rps` tokens added per second, at most `burst` held. */
+export interface RateLimit {
+  rps: number;
+  burst: number;
+}
 
 const DEFAULTS = {
   host: '127.0.0.1',
@@ -108,8 +166,35 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     webauthnOrigins: list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).map((o) => o.replace(/\/+$/, '')),
     smtp: smtpConfig(env),
     emailFrom: env.SIGIL_EMAIL_FROM || 'Sigil <no-reply@localhost>',
+    emailAllowedSenderDomains: senderDomains(env.SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS),
     smsWebhookUrl: httpUrl('SIGIL_SMS_WEBHOOK_URL', env.SIGIL_SMS_WEBHOOK_URL),
+    rateLimits: {
+      organization: rateLimit('SIGIL_RATE_LIMIT_ORG', env.SIGIL_RATE_LIMIT_ORG_RPS, env.SIGIL_RATE_LIMIT_ORG_BURST),
+      apiKey: rateLimit('SIGIL_RATE_LIMIT_KEY', env.SIGIL_RATE_LIMIT_KEY_RPS, env.SIGIL_RATE_LIMIT_KEY_BURST),
+    },
+    quotas: quotaOverrides(env.SIGIL_QUOTAS),
+    workers: workers(str(flags.workers) ?? (env.SIGIL_WORKERS || undefined)),
+    shutdownTimeoutMs: int('SIGIL_SHUTDOWN_TIMEOUT_MS', env.SIGIL_SHUTDOWN_TIMEOUT_MS || undefined, 10_000),
+    ...oidcConfig(env),
+    oauth2Endpoints: {
+      OAUTH2_PROVIDER_X: {
+        tokenUrl: httpUrl('SIGIL_OAUTH2_X_TOKEN_URL', env.SIGIL_OAUTH2_X_TOKEN_URL) ?? 'https://api.x.com/2/oauth2/token',
+        userinfoUrl: httpUrl('SIGIL_OAUTH2_X_USERINFO_URL', env.SIGIL_OAUTH2_X_USERINFO_URL) ?? 'https://api.x.com/2/users/me',
+      },
+      OAUTH2_PROVIDER_DISCORD: {
+        tokenUrl: httpUrl('SIGIL_OAUTH2_DISCORD_TOKEN_URL', env.SIGIL_OAUTH2_DISCORD_TOKEN_URL) ?? 'https://discord.com/api/oauth2/token',
+        userinfoUrl: httpUrl('SIGIL_OAUTH2_DISCORD_USERINFO_URL', env.SIGIL_OAUTH2_DISCORD_USERINFO_URL) ?? 'https://discord.com/api/users/@me',
+      },
+    },
   };
+}
+
+function workers(v: string | undefined): number {
+  if (v === undefined) return 1;
+  if (v === 'auto') return availableParallelism();
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`--workers must be a number of processes from 1 to 256 or "auto", got "${v}"`);
+  return n;
 }
 
 function smtpConfig(env: NodeJS.ProcessEnv): Config['smtp'] {
@@ -123,6 +208,36 @@ function smtpConfig(env: NodeJS.ProcessEnv): Config['smtp'] {
   return { host, port, secure, user: env.SIGIL_SMTP_USER || undefined, password: env.SIGIL_SMTP_PASSWORD || undefined };
 }
 
+function senderDomains(v: string | undefined): string[] {
+  const items = (v ?? '').split(',').map((s) => s.trim().toLowerCase().replace(/^@/, '')).filter((s) => s !== '');
+  for (const d of items) {
+    if (!/^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/.test(d)) throw new Error(`SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS: "${d}" is not a domain name`);
+  }
+  return items;
+}
+
+const DEFAULT_OIDC_ISSUERS =
+  'https://accounts.google.com,accounts.google.com=https://www.googleapis.com/oauth2/v3/certs,https://appleid.apple.com,https://www.facebook.com';
+
+function oidcConfig(env: NodeJS.ProcessEnv): Pick<Config, 'oidcIssuers' | 'oidcSelfIssuer'> {
+  const oidcSelfIssuer = env.SIGIL_OIDC_SELF_ISSUER || 'urn:sigil:oauth2';
+  const name = 'SIGIL_OIDC_ISSUERS';
+  const oidcIssuers: Config['oidcIssuers'] = [];
+  for (const item of (env.SIGIL_OIDC_ISSUERS ?? DEFAULT_OIDC_ISSUERS).split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    // Issuers carry no query string (OpenID Connect Discovery §2), so the first `=` ends the issuer.
+    const at = item.indexOf('=');
+    const issuer = at < 0 ? item : item.slice(0, at).trim();
+    const jwksUri = at < 0 ? undefined : httpUrl(name, item.slice(at + 1).trim());
+    if (issuer === '') throw new Error(`${name}: "${item}" names no issuer`);
+    if (at >= 0 && !jwksUri) throw new Error(`${name}: "${item}" names no JWKS URL after "="`);
+    if (!jwksUri && !/^https?:\/\/[^/?#]/i.test(issuer)) throw new Error(`${name}: issuer "${issuer}" has no JWKS URL, so it must be an http(s) URL to discover its keys`);
+    if (issuer === oidcSelfIssuer) throw new Error(`${name}: ${issuer} is this deployment's own issuer (SIGIL_OIDC_SELF_ISSUER)`);
+    if (oidcIssuers.some((i) => i.issuer === issuer)) throw new Error(`${name}: issuer ${issuer} is listed twice`);
+    oidcIssuers.push(jwksUri ? { issuer, jwksUri } : { issuer });
+  }
+  return { oidcIssuers, oidcSelfIssuer };
+}
+
 function httpUrl(name: string, v: string | undefined): string | undefined {
   if (!v) return undefined;
   let u: URL;
@@ -133,4 +248,14 @@ function httpUrl(name: string, v: string | undefined): string | undefined {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${v}"`);
   return u.toString();
+}
+
+/** `<prefix>_RPS` (0 or unset: no limit) and `<prefix>_BURST`. */
+function rateLimit(prefix: string, rpsText: string | undefined, burstText: string | undefined): RateLimit | undefined {
+  const rps = rpsText === undefined || rpsText === '' ? 0 : Number(rpsText);
+  if (!Number.isFinite(rps) || rps < 0) throw new Error(`${prefix}_RPS must be a non-negative number of requests per second, got "${rpsText}"`);
+  if (rps === 0) return undefined;
+  const burst = int(`${prefix}_BURST`, burstText || undefined, Math.ceil(rps));
+  if (burst < 1) throw new Error(`${prefix}_BURST must be at least 1, got "${burstText}"`);
+  return { rps, burst };
 }

@@ -1,0 +1,108 @@
+// Help text of the `sigil` command: `sigil help` lists every command, `sigil help CMD` and
+// `sigil CMD --help` explain one. Kept beside main.ts's dispatch so each command has one entry here.
+
+import { PROXY_CONFIG_HELP } from './proxy-config.js';
+
+export interface CommandHelp {
+  usage: string;
+  summary: string;
+  details: string;
+}
+
+export const COMMANDS: Record<string, CommandHelp> = {
+  init: {
+    usage: 'sigil init --data-dir DIR [--json]',
+    summary: 'create a deployment and print its root credentials once',
+    details: `Creates the data directory, the master key file DIR/master.key (mode 600; unless SIGIL_MASTER_KEY
+is set), the deployment signer key, the root organization, its root user and a P-256 API key, and
+prints the credentials once (--json: one JSON object). Refuses, changing nothing, if DIR (or
+DATABASE_URL) already holds a deployment.`,
+  },
+  serve: {
+    usage: 'sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--host H] [--workers N|auto]',
+    summary: 'run the public API and the auth proxy',
+    details: `Serves the public API (default port 8080) and the auth proxy (8081) and prints
+"listening <publicApiUrl> <authProxyUrl>" when ready. Port 0 picks a free port.
+--workers N runs N processes on the same ports (node cluster; "auto" = one per core, default 1); a
+worker that dies is restarted. On SIGTERM or SIGINT Sigil stops accepting connections, lets
+in-flight requests finish (at most SIGIL_SHUTDOWN_TIMEOUT_MS, default 10000), closes the database
+and exits 0.`,
+  },
+  start: {
+    usage: 'sigil start [same flags as serve]',
+    summary: 'init on first run, then serve (what npm start runs)',
+    details: 'Runs "sigil init" when the data directory holds no deployment yet, then "sigil serve".',
+  },
+  config: {
+    usage: 'sigil config [--data-dir DIR] [serve flags]',
+    summary: 'print the effective configuration as JSON, secrets redacted',
+    details: `Prints what flags, environment and defaults add up to, as "sigil serve" would use it. The master
+key, passwords, tokens and the password in DATABASE_URL are shown as REDACTED; masterKeySource says
+where the master key comes from.`,
+  },
+  'rotate-master-key': {
+    usage: 'sigil rotate-master-key --data-dir DIR [--keep-old]',
+    summary: 'wrap the data key with a new master key, without downtime',
+    details: `Running Sigil processes keep serving (they hold the unwrapped data key); processes started
+afterwards need the new key, and the old one no longer opens the deployment.
+Key file: DIR/master.key is replaced atomically by a new key (mode 600). The old key is removed, or
+kept as DIR/master.key.old-<time> with --keep-old (backups taken before the rotation need it). An
+interrupted rotation is finished or undone by running the command again.
+SIGIL_MASTER_KEY: the new key is printed once (or taken from SIGIL_NEW_MASTER_KEY); set
+SIGIL_MASTER_KEY to it everywhere before restarting any process.`,
+  },
+  backup: {
+    usage: 'sigil backup --data-dir DIR --out FILE [--force]',
+    summary: 'copy the embedded SQLite store to FILE, consistently, while serving',
+    details: `Writes a consistent snapshot of DIR/sigil.sqlite to FILE (mode 600) even while Sigil serves, and
+checks its integrity. --force overwrites an existing FILE. The master key is not in the backup: keep
+it separately. With DATABASE_URL (PostgreSQL) use pg_dump instead; the command says how.`,
+  },
+  restore: {
+    usage: 'sigil restore --data-dir DIR --from FILE [--force]',
+    summary: 'put a backup in place as the embedded store of DIR',
+    details: `Checks FILE (integrity, migrations, and that the master key of DIR or SIGIL_MASTER_KEY opens it)
+before replacing anything. Refuses while a process has DIR's database open. Refuses a DIR that
+already holds a database unless --force, which keeps the replaced one as sigil.sqlite.before-restore-<time>.
+For a new DIR, copy the master.key of the deployment the backup came from into it first.`,
+  },
+  audit: {
+    usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --file FILE',
+    summary: 'export the hash-chained audit log, or verify an export offline',
+    details: `export writes the audit log as JSON lines in seq order (stdout unless --out).
+verify exits 1 naming the first changed, removed or reordered entry.`,
+  },
+  'verify-proofs': {
+    usage: 'sigil verify-proofs --activity FILE --boot-proof FILE --signer HEX',
+    summary: "check an activity's app proofs offline",
+    details: "Verifies an activity's app proofs against a boot proof and the deployment signer public key.",
+  },
+  'proxy-config': PROXY_CONFIG_HELP,
+  version: { usage: 'sigil version', summary: 'print the version', details: '' },
+  help: { usage: 'sigil help [COMMAND]', summary: 'this text, or one command in detail', details: '' },
+};
+
+const ENVIRONMENT = `environment: SIGIL_DATA_DIR, SIGIL_PORT, SIGIL_AUTH_PROXY_PORT, SIGIL_HOST, SIGIL_WORKERS,
+             SIGIL_MASTER_KEY (replaces DIR/master.key), SIGIL_SHUTDOWN_TIMEOUT_MS, SIGIL_LOG_LEVEL,
+             DATABASE_URL (postgres://…; embedded SQLite in the data directory when unset);
+             "sigil config" shows them all`;
+
+export function usage(version: string): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `sigil ${version}: self-hosted wallet, key and user management (Turnkey API)
+
+usage: sigil COMMAND [flags]        sigil help COMMAND  or  sigil COMMAND --help  for details
+
+commands:
+${lines.join('\n')}
+
+${ENVIRONMENT}
+`;
+}
+
+export function commandHelp(name: string): string | undefined {
+  const c = COMMANDS[name];
+  if (!c) return undefined;
+  return `usage: ${c.usage}\n\n${c.summary}.${c.details ? `\n\n${c.details}` : ''}\n`;
+}
