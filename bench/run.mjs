@@ -36,6 +36,120 @@ function startSigil(dataDir, env) {
   });
 }
 
+/** `sigil serve` on an initialized deployment; resolves with its URL once it listens. */
+function serveOnly(dataDir, env, extraArgs = []) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--auth-proxy-port', '0', ...extraArgs], {
+    env: { ...env, SIGIL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /^listening (\S+) /m.exec(out);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.on('exit', (c) => reject(new Error(`serve exited ${c}`)));
+  });
+}
+
+/** A fresh deployment in its own PostgreSQL schema (SIGIL_BENCH_DATABASE_URL, default the local test database). */
+function postgresDeployment(tag) {
+  const base = new URL(process.env.SIGIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+  base.searchParams.set('schema', `sigil_bench_${tag}_${Date.now()}`);
+  const dir = mkdtempSync(join(tmpdir(), 'sigil-bench-pg-'));
+  const pgEnv = { ...process.env, DATABASE_URL: base.toString() };
+  const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dir, '--json'], { env: pgEnv, encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(init.stderr);
+  return { dir, env: pgEnv, root: JSON.parse(init.stdout), schema: base.searchParams.get('schema'), url: base };
+}
+
+async function dropBenchSchema(deployment) {
+  const { default: pg } = await import('pg');
+  const u = new URL(deployment.url);
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  await client.query(`drop schema if exists "${deployment.schema}" cascade`);
+  await client.end();
+  rmSync(deployment.dir, { recursive: true, force: true });
+}
+
+const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : (child.once('exit', resolve), child.kill('SIGTERM'))));
+
+function signRequest(client, orgId, signWith, i) {
+  return client.signRawPayload({
+    type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+    timestampMs: String(Date.now()),
+    organizationId: orgId,
+    parameters: { signWith, payload: (i.toString(16) + 'ef'.repeat(32)).slice(0, 64).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+  });
+}
+
+/** sign_raw_payload on PostgreSQL with `serve --workers 1` and `--workers 2`: the ratio is the figure (issue 8). */
+async function workerScaling() {
+  const out = [];
+  const perSecond = {};
+  for (const workers of [1, 2]) {
+    const d = postgresDeployment(`w${workers}`);
+    const { url: u, child: c } = await serveOnly(d.dir, d.env, ['--workers', String(workers)]);
+    const stamper = new ApiKeyStamper({ apiPublicKey: d.root.apiPublicKey, apiPrivateKey: d.root.apiPrivateKey });
+    const sdk = new Turnkey({ apiBaseUrl: u, apiPublicKey: d.root.apiPublicKey, apiPrivateKey: d.root.apiPrivateKey, defaultOrganizationId: d.root.organizationId }).apiClient();
+    const { addresses: a } = await sdk.createWallet({ walletName: 'bench', accounts: [ETH] });
+    const client = new TurnkeyClient({ baseUrl: u }, stamper);
+    const r = await measure(`sign_raw_payload on PostgreSQL, --workers ${workers}`, 16, (i) => signRequest(client, d.root.organizationId, a[0], i));
+    perSecond[workers] = r.perSecond;
+    out.push(r);
+    await stop(c);
+    await dropBenchSchema(d);
+  }
+  out.push({ scenario: 'workers 2 / workers 1 throughput ratio', concurrency: 16, requests: NaN, errors: 0, perSecond: Number((perSecond[2] / perSecond[1]).toFixed(2)), p50ms: NaN, p99ms: NaN });
+  return out;
+}
+
+/**
+ * p99 of sign_raw_payload while two processes on one PostgreSQL are restarted one after the other
+ * (SIGTERM drains, then a new process starts); the client sends to either and retries on the other
+ * when one refuses the connection, as a load balancer would.
+ */
+async function rollingRestart() {
+  const d = postgresDeployment('rolling');
+  const procs = [await serveOnly(d.dir, d.env), await serveOnly(d.dir, d.env)];
+  const stamper = new ApiKeyStamper({ apiPublicKey: d.root.apiPublicKey, apiPrivateKey: d.root.apiPrivateKey });
+  const sdk = new Turnkey({ apiBaseUrl: procs[0].url, apiPublicKey: d.root.apiPublicKey, apiPrivateKey: d.root.apiPrivateKey, defaultOrganizationId: d.root.organizationId }).apiClient();
+  const { addresses: a } = await sdk.createWallet({ walletName: 'bench', accounts: [ETH] });
+  const up = [true, true];
+  let retries = 0;
+  const send = async (i) => {
+    for (let attempt = 0; ; attempt++) {
+      const which = (i + attempt) % 2;
+      if (!up[which] && attempt < 4) continue;
+      try {
+        return await signRequest(new TurnkeyClient({ baseUrl: procs[which].url }, stamper), d.root.organizationId, a[0], i);
+      } catch (e) {
+        if (attempt >= 4) throw e;
+        retries++;
+      }
+    }
+  };
+  const duration = Math.max(DURATION_MS, 6000);
+  const restarts = (async () => {
+    for (const which of [0, 1]) {
+      await new Promise((r) => setTimeout(r, duration / 4));
+      up[which] = false;
+      await stop(procs[which].child);
+      procs[which] = await serveOnly(d.dir, d.env);
+      up[which] = true;
+    }
+  })();
+  const r = await measure('sign_raw_payload during a rolling restart of 2 processes (PostgreSQL)', 16, send, duration);
+  await restarts;
+  r.retries = retries;
+  await Promise.all(procs.map((p) => stop(p.child)));
+  await dropBenchSchema(d);
+  return [r];
+}
+
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -95,7 +209,8 @@ async function rawCryptoCeiling(root) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sigil-bench-'));
-const env = { ...process.env };
+// The bench creates more wallets and users than the default quotas allow one organization.
+const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000,policies=1000' };
 delete env.DATABASE_URL;
 const { url, root, child } = await startSigil(dataDir, env);
 const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
@@ -187,8 +302,10 @@ if (want('create_wallet')) {
 }
 child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
+if (want('workers')) results.push(...(await workerScaling()));
+if (want('rolling_restart')) results.push(...(await rollingRestart()));
 
-console.log(`\nSigil bench: SQLite with durable commits, ${DURATION_MS} ms per row, clients in one separate process`);
+console.log(`\nSigil bench: SQLite with durable commits (PostgreSQL where a row says so), ${DURATION_MS} ms per row, clients in one separate process`);
 console.table(results);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 const file = join(ROOT, 'bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

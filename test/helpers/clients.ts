@@ -56,3 +56,34 @@ export async function rawPost(
 export function activityBody(organizationId: string, type: string, parameters: unknown, timestampMs = String(Date.now())) {
   return { type, timestampMs, organizationId, parameters };
 }
+
+/** X-Stamp-Attested as @turnkey/core's attested stamper builds it (turnkey-contract.md §1.4): DER P-256 over the body by `key`. */
+export async function attestedStampHeader(
+  key: KeyPair,
+  body: string,
+  attestation: string,
+  scheme: 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN' | 'STAMP_ATTESTED_SCHEME_P256_OIDC' = 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN',
+): Promise<Record<string, string>> {
+  const { stampHeaderValue } = await new ApiKeyStamper({ apiPublicKey: key.apiPublicKey, apiPrivateKey: key.apiPrivateKey }).stamp(body);
+  const { signature } = JSON.parse(Buffer.from(stampHeaderValue, 'base64url').toString('utf8'));
+  const value = Buffer.from(JSON.stringify({ publicKeyAttestation: attestation, scheme, publicKey: key.apiPublicKey, signature })).toString('base64url');
+  return { 'X-Stamp-Attested': value };
+}
+
+/** stamp_login exactly as @turnkey/core's loginWithOtp / loginWithOauth submit it: attested stamp only. */
+export async function attestedStampLogin(
+  url: string,
+  key: KeyPair,
+  attestation: string,
+  organizationId: string,
+  scheme?: 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN' | 'STAMP_ATTESTED_SCHEME_P256_OIDC',
+): Promise<RawResponse> {
+  const body = JSON.stringify({
+    parameters: { publicKey: key.apiPublicKey, expirationSeconds: '900', invalidateExisting: false },
+    organizationId,
+    timestampMs: String(Date.now()),
+    generateAppProofs: false,
+    type: 'ACTIVITY_TYPE_STAMP_LOGIN',
+  });
+  return rawPost(`${url}/public/v1/submit/stamp_login`, body, { headers: await attestedStampHeader(key, body, attestation, scheme) });
+}

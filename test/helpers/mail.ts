@@ -1,0 +1,71 @@
+// A real SMTP server on loopback (`smtp-server`) that keeps what Sigil sends, for tests of the
+// email flows (issue 7): start it, point Sigil at it with `smtpEnv(inbox)`, wait for mail with `next`.
+import { SMTPServer } from 'smtp-server';
+
+export interface Mail {
+  to: string[];
+  raw: string;
+}
+
+export interface Inbox {
+  port: number;
+  mails: Mail[];
+  /** How many mails `to` has received so far. */
+  count(to: string): number;
+  /** The first mail to `to` after the first `already`, waiting up to 10 s for it. */
+  next(to: string, already: number): Promise<Mail>;
+  close(): Promise<void>;
+}
+
+export async function startInbox(): Promise<Inbox> {
+  const mails: Mail[] = [];
+  const waiters: (() => void)[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (d: string) => (raw += d));
+      stream.on('end', () => {
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        waiters.splice(0).forEach((w) => w());
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as { port: number }).port;
+  const to = (addr: string) => mails.filter((m) => m.to.includes(addr));
+  return {
+    port,
+    mails,
+    count: (addr) => to(addr).length,
+    async next(addr, already) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const got = to(addr);
+        if (got.length > already) return got[already];
+        if (Date.now() > deadline) throw new Error(`no mail to ${addr}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200);
+        });
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Sigil settings that send its email to `inbox`. */
+export function smtpEnv(inbox: Inbox): Record<string, string> {
+  return { SIGIL_SMTP_HOST: '127.0.0.1', SIGIL_SMTP_PORT: String(inbox.port), SIGIL_SMTP_SECURE: 'false', SIGIL_EMAIL_FROM: 'Sigil Test <auth@sigil.test>' };
+}
+
+/** The one-time code in a mail Sigil sent. */
+export function codeIn(mail: Mail): string {
+  const m = /verification code is:\s+([0-9A-Z]{6,9})\s/.exec(mail.raw);
+  if (!m) throw new Error(`no code in mail:\n${mail.raw}`);
+  return m[1];
+}
