@@ -26,7 +26,8 @@ export const VERSION: string = (
 
 export function makeLogger(level: string): Logger {
   // Logs go to stderr as JSON lines; stdout carries only what the CLI prints for people and scripts.
-  return pino({ level, base: { service: 'sigil' } }, pino.destination(2));
+  // pid tells apart the workers of `serve --workers N`, which share one stderr.
+  return pino({ level, base: { service: 'sigil', pid: process.pid } }, pino.destination(2));
 }
 
 export interface RunningApp {

@@ -41,7 +41,8 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
     // The pipeline logs one line per request itself, with the operation and outcome.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimitBytes,
-    return503OnClosing: true,
+    // Requests arriving while the server drains get our JSON error (the hook below), not Fastify's.
+    return503OnClosing: false,
     requestIdHeader: 'x-request-id',
     // req.ip is the connecting address unless it is a trusted proxy, then X-Forwarded-For decides.
     trustProxy: opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : false,
@@ -53,6 +54,17 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
     // Browser clients may read the rate-limit state (src/pipeline/rate-limit.ts).
     exposedHeaders: ['ratelimit-limit', 'ratelimit-remaining', 'retry-after'],
     maxAge: 86400,
+  });
+  // Draining (SIGTERM): a request that arrives on a connection opened before gets a clear 503 and
+  // the connection is closed, so a load balancer retries it on another process.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    const e = new SigilError('INTERNAL', 'Sigil is shutting down: retry the request on another process', { http: 503, grpc: 14 });
+    return reply.status(503).header('connection', 'close').send(e.toBody());
   });
   // Every body arrives as bytes: stamps are verified over exactly what was sent.
   app.removeAllContentTypeParsers();
