@@ -6,6 +6,7 @@
 // sub-organization. Refusals (unknown config, disallowed origin or method, a contact without proof,
 // a reused token, an attested key doing anything but log in) are clear errors that create nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
 import { TurnkeySDKClientBase } from '@turnkey/core/dist/__generated__/sdk-client-base.mjs';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
@@ -17,6 +18,9 @@ import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 let inbox: Inbox;
 let sigil: SigilInstance;
 let configId: string;
+/** The SMS gateway: a real HTTP server on loopback receiving Sigil's webhook posts {to, body}. */
+let smsGateway: Server;
+const texts: { to: string; body: string }[] = [];
 
 function proxyConfig(args: string[]): { configId: string; organizationId: string; proxyUserId: string } {
   const r = runSigil(['proxy-config', 'create', '--data-dir', sigil.dataDir, '--json', ...args], sigil.env);
@@ -26,13 +30,24 @@ function proxyConfig(args: string[]): { configId: string; organizationId: string
 
 beforeAll(async () => {
   inbox = await startInbox();
-  sigil = await startSigil(smtpEnv(inbox));
+  smsGateway = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      texts.push(JSON.parse(raw));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => smsGateway.listen(0, '127.0.0.1', resolve));
+  const smsUrl = `http://127.0.0.1:${(smsGateway.address() as { port: number }).port}/sms`;
+  sigil = await startSigil({ ...smtpEnv(inbox), SIGIL_SMS_WEBHOOK_URL: smsUrl });
   configId = proxyConfig(['--allowed-origins', 'https://app.example.com', '--app-name', 'Proxy Test', '--otp-length', '6', '--otp-alphanumeric', 'false']).configId;
 }, 60_000);
 
 afterAll(async () => {
   await sigil?.stop();
   await inbox?.close();
+  await new Promise<void>((resolve) => (smsGateway ? smsGateway.close(() => resolve()) : resolve()));
 });
 
 function core(id = configId) {
@@ -152,6 +167,24 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     // The proxy's work is ordinary activities of the parent, made by the proxy's own user.
     const { activities } = await sdkServerClient(sigil).getActivities({});
     expect(activities.map((a) => a.type)).toEqual(expect.arrayContaining(['ACTIVITY_TYPE_INIT_OTP_V3', 'ACTIVITY_TYPE_VERIFY_OTP_V2', 'ACTIVITY_TYPE_OTP_LOGIN_V2', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8']));
+  });
+
+  it('SMS: the code goes to the configured gateway; signup with the phone number; account finds it', async () => {
+    const phone = '+14155550123';
+    const key = newKey();
+    const before = texts.length;
+    const { otpId, otpEncryptionTargetBundle } = await core().proxyInitOtpV2({ otpType: 'OTP_TYPE_SMS', contact: phone });
+    for (let i = 0; i < 50 && texts.length === before; i++) await new Promise((r) => setTimeout(r, 100));
+    const text = texts[before];
+    expect(text.to).toBe(phone);
+    const code = /(\d{6})/.exec(text.body)![1];
+    const encryptedOtpBundle = await encryptOtpCodeToBundle(code, otpEncryptionTargetBundle, key.apiPublicKey, sigil.root.signerPublicKey);
+    const { verificationToken } = await core().proxyVerifyOtpV2({ otpId, encryptedOtpBundle });
+    expect(decode(verificationToken)).toMatchObject({ verification_type: 'OTP_TYPE_SMS', contact: phone });
+    const signup = await core().proxySignupV2({ userPhoneNumber: phone, verificationToken, apiKeys: [], authenticators: [], oauthProviders: [] } as never);
+    expect((await core().proxyGetAccount({ filterType: 'PHONE_NUMBER', filterValue: phone, verificationToken })).organizationId).toBe(signup.organizationId);
+    const login = await attestedLogin(key, verificationToken);
+    expect(login.body.activity?.organizationId, JSON.stringify(login.body)).toBe(signup.organizationId);
   });
 
   it('the plaintext otp_init / otp_verify pair answers a token bound to the given key', async () => {
