@@ -15,11 +15,10 @@
 // Organization features have no OAuth switch (swagger FeatureName), so OAuth is always enabled.
 import { makeCredentialBundle } from '../crypto/bundles.js';
 import { generateP256KeyPair } from '../crypto/p256.js';
-import { signSessionJwt } from '../crypto/session-jwt.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
-import { LOGIN_CREDENTIAL, SESSION_TYPE_READ_WRITE, addSessionKey, sessionPublicKey } from './sessions.js';
+import { addSessionKey, openLoginSession, sessionPublicKey } from './sessions.js';
 
 export const OAUTH_CREDENTIAL = 'CREDENTIAL_TYPE_OAUTH_KEY_P256';
 
@@ -70,37 +69,10 @@ async function userWithIdentity(ctx: ActivityContext, identity: Identity): Promi
 
 /** oauth_login: the client's key becomes the user's expiring login key; the answer is a session JWT. */
 export async function oauthLogin(ctx: ActivityContext, p: OauthLoginParams): Promise<{ session: string }> {
-  if (p.sessionProfileId) {
-    throw invalid('session profiles are not available in this Sigil version: omit sessionProfileId for an unrestricted read-write session');
-  }
-  const sessionKey = sessionPublicKey(p.publicKey, 'publicKey');
   // The nonce is over the key exactly as the client sent it (it hashed the string it holds).
   const token = await ctx.services.oidc.verify(p.oidcToken, { nonceForPublicKey: p.publicKey });
   const user = await userWithIdentity(ctx, token);
-  const key = await addSessionKey(
-    ctx,
-    {
-      userId: user.id,
-      publicKey: sessionKey,
-      apiKeyName: `OAuth Login Session - ${new Date(ctx.now).toISOString()}`,
-      expirationSeconds: p.expirationSeconds,
-      credentialType: LOGIN_CREDENTIAL,
-      invalidateExisting: p.invalidateExisting,
-    },
-    user.organization_id,
-  );
-  // Claim order as stamp_login's sessions (turnkey-contract.md §5); exp in seconds.
-  const session = signSessionJwt(
-    {
-      exp: Math.floor(key.expires_at! / 1000),
-      public_key: key.public_key,
-      session_type: SESSION_TYPE_READ_WRITE,
-      user_id: user.id,
-      organization_id: user.organization_id,
-    },
-    ctx.services.signer,
-  );
-  return { session };
+  return openLoginSession(ctx, user, { ...p, apiKeyName: `OAuth Login Session - ${new Date(ctx.now).toISOString()}` });
 }
 
 /** oauth (legacy): a new expiring API key of the user, its private key sealed to targetPublicKey. */

@@ -30,7 +30,7 @@ import type { OtpRow, UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
 import { magicLink, readEmailCustomization, requestedSender, type EmailCustomizationParams } from './email-customization.js';
 import { markVerifiedByLogin } from './verified-contacts.js';
-import { LOGIN_CREDENTIAL, SESSION_TYPE_READ_WRITE, addSessionKey, sessionPublicKey } from './sessions.js';
+import { addSessionKey, openLoginSession, sessionPublicKey } from './sessions.js';
 
 export const OTP_MAX_ATTEMPTS = 3;
 export const OTP_MAX_ACTIVE = 3;
@@ -407,29 +407,12 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
   if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now))) throw tokenRefused('it has already been used; verify a new code');
   await markVerifiedByLogin(ctx, user, claims);
 
-  const key = await addSessionKey(
-    ctx,
-    {
-      userId: user.id,
-      publicKey: sessionKey,
-      apiKeyName: `OTP Login Session - ${new Date(ctx.now).toISOString()}`,
-      expirationSeconds: p.expirationSeconds,
-      credentialType: LOGIN_CREDENTIAL,
-      invalidateExisting: p.invalidateExisting,
-    },
-    user.organization_id,
-  );
-  const session = signSessionJwt(
-    {
-      exp: Math.floor(key.expires_at! / 1000),
-      public_key: key.public_key,
-      session_type: SESSION_TYPE_READ_WRITE,
-      user_id: user.id,
-      organization_id: user.organization_id,
-    },
-    ctx.services.signer,
-  );
-  return { session };
+  return openLoginSession(ctx, user, {
+    publicKey: sessionKey,
+    apiKeyName: `OTP Login Session - ${new Date(ctx.now).toISOString()}`,
+    expirationSeconds: p.expirationSeconds,
+    invalidateExisting: p.invalidateExisting,
+  });
 }
 
 export interface OtpAuthParams {

@@ -103,35 +103,50 @@ export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteS
   }
 }
 
-/** stamp_login: the client's key becomes the caller's expiring login key; the answer is a session JWT. */
-export async function stampLogin(
+/**
+ * A login (stamp_login, otp_login, oauth_login): `publicKey` becomes an expiring login key
+ * (CREDENTIAL_TYPE_LOGIN) of `user` in the user's organization, and the answer is the session JWT
+ * for it, claims in Turnkey's order (turnkey-contract.md §5; exp in seconds).
+ */
+export async function openLoginSession(
   ctx: ActivityContext,
-  p: { publicKey: string; expirationSeconds?: string; invalidateExisting?: boolean; sessionProfileId?: string },
-) {
+  user: { id: string; organization_id: string },
+  p: { publicKey: string; apiKeyName: string; expirationSeconds?: string; invalidateExisting?: boolean; sessionProfileId?: string },
+): Promise<{ session: string }> {
   if (p.sessionProfileId) {
     throw invalid('session profiles are not available in this Sigil version: omit sessionProfileId for an unrestricted read-write session');
   }
-  const user = ctx.caller.user;
-  const row = await addSessionKey(ctx, {
-    userId: user.id,
-    publicKey: sessionPublicKey(p.publicKey, 'publicKey'),
-    apiKeyName: `Login Session - ${stampTime(ctx.now)}`,
-    expirationSeconds: p.expirationSeconds,
-    credentialType: LOGIN_CREDENTIAL,
-    invalidateExisting: p.invalidateExisting,
-  });
-  // Key order and claim set as Turnkey's sessions (turnkey-contract.md §5); exp in seconds.
+  const row = await addSessionKey(
+    ctx,
+    {
+      userId: user.id,
+      publicKey: sessionPublicKey(p.publicKey, 'publicKey'),
+      apiKeyName: p.apiKeyName,
+      expirationSeconds: p.expirationSeconds,
+      credentialType: LOGIN_CREDENTIAL,
+      invalidateExisting: p.invalidateExisting,
+    },
+    user.organization_id,
+  );
   const session = signSessionJwt(
     {
       exp: Math.floor(row.expires_at! / 1000),
       public_key: row.public_key,
       session_type: SESSION_TYPE_READ_WRITE,
       user_id: user.id,
-      organization_id: ctx.organization.id,
+      organization_id: user.organization_id,
     },
     ctx.services.signer,
   );
   return { session };
+}
+
+/** stamp_login: the client's key becomes the caller's expiring login key; the answer is a session JWT. */
+export function stampLogin(
+  ctx: ActivityContext,
+  p: { publicKey: string; expirationSeconds?: string; invalidateExisting?: boolean; sessionProfileId?: string },
+) {
+  return openLoginSession(ctx, ctx.caller.user, { ...p, apiKeyName: `Login Session - ${stampTime(ctx.now)}` });
 }
 
 /** create_read_only_session: a signed X-Session token for queries, valid one hour (or less, see below). */

@@ -16,51 +16,23 @@
 //    that change nothing (dbSnapshot) and send no mail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { SMTPServer } from 'smtp-server';
 import { decryptCredentialBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { TurnkeyServerClient } from '@turnkey/sdk-server';
 import { WebauthnStamper } from '@turnkey/webauthn-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
+import { smtpEnv, startInbox, type Inbox, type Mail } from '../helpers/mail.js';
 import { SoftwareAuthenticator, installNavigator } from '../helpers/software-authenticator.js';
 
-interface Mail {
-  to: string[];
-  from: string;
-  raw: string;
-}
-
-let smtp: SMTPServer;
-const inbox: Mail[] = [];
-const waiters: (() => void)[] = [];
+let mail: Inbox;
 const device: SoftwareAuthenticator[] = [];
 let sigil: SigilInstance;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (d: string) => (raw += d));
-      stream.on('end', () => {
-        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), from, raw });
-        waiters.splice(0).forEach((w) => w());
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const port = (smtp.server.address() as { port: number }).port;
+  mail = await startInbox();
   sigil = await startSigil({
-    SIGIL_SMTP_HOST: '127.0.0.1',
-    SIGIL_SMTP_PORT: String(port),
-    SIGIL_SMTP_SECURE: 'false',
-    SIGIL_EMAIL_FROM: 'Sigil Test <auth@sigil.test>',
+    ...smtpEnv(mail),
     SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS: 'allowed.test, Mail.Allowed.Test',
   });
   installNavigator(() => device);
@@ -68,7 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sigil?.stop();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await mail?.close();
 });
 
 /** A received mail: its (unfolded) headers and its decoded plain-text body. */
@@ -110,24 +82,13 @@ function parse(raw: string): Parsed {
   return { headers, headerNames, text: text.replace(/\r\n/g, '\n') };
 }
 
-/** The newest mail to `to` once more than `already` have arrived. */
+/** The first mail to `to` after the first `already`, parsed. */
 async function mailTo(to: string, already: number): Promise<Mail & Parsed> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const mails = inbox.filter((m) => m.to.includes(to));
-    if (mails.length > already) {
-      const m = mails[mails.length - 1];
-      return { ...m, ...parse(m.raw) };
-    }
-    if (Date.now() > deadline) throw new Error(`no mail to ${to}`);
-    await new Promise<void>((r) => {
-      waiters.push(r);
-      setTimeout(r, 200);
-    });
-  }
+  const m = await mail.next(to, already);
+  return { ...m, ...parse(m.raw) };
 }
 
-const mailsTo = (to: string) => inbox.filter((m) => m.to.includes(to)).length;
+const mailsTo = (to: string) => mail.count(to);
 
 /** The credential bundle in a mail's text (base58check, on a line of its own after the colon). */
 function bundleIn(text: string): string {
@@ -380,7 +341,7 @@ describe('email_auth refusals', () => {
     const target = generateP256KeyPair().publicKey;
     const base = { email, targetPublicKey: target, emailCustomization: APP };
     const before = await dbSnapshot(sigil);
-    const sent = inbox.length;
+    const sent = mail.mails.length;
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ email: 'nobody@example.com' }, /no user with email nobody@example.com in organization/],
       [{ email: 'not-an-email' }, /invalid email address/],
@@ -402,19 +363,19 @@ describe('email_auth refusals', () => {
       await expect(api.emailAuth({ ...base, ...change } as never), JSON.stringify(change)).rejects.toThrow(message);
     }
     expect(await dbSnapshot(sigil)).toEqual(before);
-    expect(inbox.length).toBe(sent);
+    expect(mail.mails.length).toBe(sent);
   });
 
   it('does not let a user without a policy run email_auth', async () => {
     const key = newKey();
     await createUserWithEmail('ivan@example.com', [{ apiKeyName: 'k', publicKey: key.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }]);
     const before = await dbSnapshot(sigil);
-    const sent = inbox.length;
+    const sent = mail.mails.length;
     await expect(
       sdkServerClient(sigil, key).emailAuth({ email: 'ivan@example.com', targetPublicKey: generateP256KeyPair().publicKey, emailCustomization: APP }),
     ).rejects.toThrow(/request not authorized: no policy allows ACTIVITY_TYPE_EMAIL_AUTH_V3/);
     expect(await dbSnapshot(sigil)).toEqual(before);
-    expect(inbox.length).toBe(sent);
+    expect(mail.mails.length).toBe(sent);
   });
 });
 
@@ -527,7 +488,7 @@ describe('email recovery', () => {
   it('refuses an unknown email and bad customization, changing nothing', async () => {
     const api = sdkServerClient(sigil);
     const before = await dbSnapshot(sigil);
-    const sent = inbox.length;
+    const sent = mail.mails.length;
     const target = generateP256KeyPair().publicKey;
     await expect(api.initUserEmailRecovery({ email: 'nobody@example.com', targetPublicKey: target, emailCustomization: APP })).rejects.toThrow(/no user with email/);
     await expect(
@@ -537,6 +498,6 @@ describe('email recovery', () => {
       /appName: the name of your application is required/,
     );
     expect(await dbSnapshot(sigil)).toEqual(before);
-    expect(inbox.length).toBe(sent);
+    expect(mail.mails.length).toBe(sent);
   });
 });

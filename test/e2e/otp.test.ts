@@ -7,69 +7,29 @@
 // signature by another key) are clear errors that change nothing but the attempt count. The legacy
 // init_otp_auth / otp_auth pair answers a credential bundle that opens with decryptCredentialBundle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SMTPServer } from 'smtp-server';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot, type Snapshot } from '../helpers/db-snapshot.js';
+import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 
-interface Mail {
-  to: string[];
-  raw: string;
-}
-
-let smtp: SMTPServer;
-const inbox: Mail[] = [];
-const waiters: (() => void)[] = [];
+let mail: Inbox;
 let sigil: SigilInstance;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (d: string) => (raw += d));
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        waiters.splice(0).forEach((w) => w());
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const port = (smtp.server.address() as { port: number }).port;
-
-  sigil = await startSigil({ SIGIL_SMTP_HOST: '127.0.0.1', SIGIL_SMTP_PORT: String(port), SIGIL_SMTP_SECURE: 'false', SIGIL_EMAIL_FROM: 'Sigil Test <auth@sigil.test>' });
+  mail = await startInbox();
+  sigil = await startSigil(smtpEnv(mail));
 }, 60_000);
 
 afterAll(async () => {
   await sigil?.stop();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await mail?.close();
 });
 
-/** The code in the newest mail to `to`, waiting for it to arrive. */
-async function codeSentTo(to: string, already: number): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const mails = inbox.filter((m) => m.to.includes(to));
-    if (mails.length > already) {
-      const m = /verification code is:\s+([0-9A-Z]{6,9})\s/.exec(mails[mails.length - 1].raw);
-      if (!m) throw new Error(`no code in mail:\n${mails[mails.length - 1].raw}`);
-      return m[1];
-    }
-    if (Date.now() > deadline) throw new Error(`no mail to ${to}`);
-    await new Promise<void>((r) => {
-      waiters.push(r);
-      setTimeout(r, 200);
-    });
-  }
-}
-
-const mailsTo = (to: string) => inbox.filter((m) => m.to.includes(to)).length;
+/** The code in the first mail to `to` after the first `already`, waiting for it to arrive. */
+const codeSentTo = async (to: string, already: number) => codeIn(await mail.next(to, already));
+const mailsTo = (to: string) => mail.count(to);
 
 function newKey(): KeyPair & { uncompressed: string } {
   const k = generateP256KeyPair();
@@ -107,10 +67,10 @@ describe('email OTP over SMTP', () => {
     const userId = await createUserWithEmail(email);
     const { otpId, bundle, code } = await initOtp(email);
     expect(code).toMatch(/^[0-9A-HJKMNP-TV-Z]{9}$/); // defaults: 9 characters, Crockford base32
-    const mail = inbox.filter((m) => m.to.includes(email)).at(-1)!.raw;
-    expect(mail).toMatch(/^From: Sigil Test <auth@sigil\.test>/m);
-    expect(mail).toMatch(/^Subject: Your Sigil Test verification code/m);
-    expect(mail).not.toMatch(/text\/html/);
+    const raw = mail.mails.filter((m) => m.to.includes(email)).at(-1)!.raw;
+    expect(raw).toMatch(/^From: Sigil Test <auth@sigil\.test>/m);
+    expect(raw).toMatch(/^Subject: Your Sigil Test verification code/m);
+    expect(raw).not.toMatch(/text\/html/);
     // The target bundle is signed by the deployment signer (contract §4.5).
     const envelope = JSON.parse(bundle);
     expect(envelope.enclaveQuorumPublic).toBe(sigil.root.signerPublicKey);
@@ -309,9 +269,9 @@ describe('OTP refusals', () => {
       users: [{ userName: 'plain', apiKeys: [{ apiKeyName: 'k', publicKey: key.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
     });
     expect(userIds).toHaveLength(1);
-    const sent = inbox.length;
+    const sent = mail.mails.length;
     await expect(sdkServerClient(sigil, key).initOtp({ otpType: 'OTP_TYPE_EMAIL', contact: 'h@example.com', appName: 'x' })).rejects.toThrow(/request not authorized/);
-    expect(inbox.length).toBe(sent);
+    expect(mail.mails.length).toBe(sent);
   });
 });
 

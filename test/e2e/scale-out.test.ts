@@ -6,7 +6,7 @@
 // database) and on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
-import { serve, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { serveAnother, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 
@@ -18,22 +18,7 @@ let second: SigilInstance;
 beforeAll(async () => {
   inbox = await startInbox();
   first = await startSigil(smtpEnv(inbox));
-  const { child, ready, stderr } = serve(first.dataDir, first.env);
-  const { url, authProxyUrl } = await ready;
-  second = {
-    ...first,
-    url,
-    authProxyUrl,
-    process: child,
-    stderr,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
-  };
+  second = await serveAnother(first);
 }, 60_000);
 
 afterAll(async () => {

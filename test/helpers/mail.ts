@@ -4,6 +4,8 @@ import { SMTPServer } from 'smtp-server';
 
 export interface Mail {
   to: string[];
+  /** The envelope sender (MAIL FROM). */
+  from: string;
   raw: string;
 }
 
@@ -29,7 +31,8 @@ export async function startInbox(): Promise<Inbox> {
       stream.setEncoding('utf8');
       stream.on('data', (d: string) => (raw += d));
       stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), from, raw });
         waiters.splice(0).forEach((w) => w());
         callback();
       });

@@ -113,6 +113,29 @@ export async function startSigil(extraEnv: Record<string, string> = {}): Promise
   };
 }
 
+/**
+ * Another `sigil serve` process on the same deployment (data directory and database) as `instance`:
+ * for scale-out tests. Stopping it leaves the deployment to `instance`.
+ */
+export async function serveAnother(instance: SigilInstance): Promise<SigilInstance> {
+  const { child, ready, stderr } = serve(instance.dataDir, instance.env);
+  const { url, authProxyUrl } = await ready;
+  return {
+    ...instance,
+    url,
+    authProxyUrl,
+    process: child,
+    stderr,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
 /** Removes a test instance's PostgreSQL schema. */
 export async function dropSchema(databaseUrl: string): Promise<void> {
   const u = new URL(databaseUrl);

@@ -32,33 +32,13 @@ export class ApiKeysRepo extends UserOwnedRepo<'api_keys'> {
       .selectFrom('api_keys')
       .innerJoin('users', 'users.id', 'api_keys.user_id')
       .selectAll('api_keys')
-      .select([
-        'users.id as u_id',
-        'users.organization_id as u_organization_id',
-        'users.user_name as u_user_name',
-        'users.user_email as u_user_email',
-        'users.user_phone_number as u_user_phone_number',
-        'users.email_verified_at as u_email_verified_at',
-        'users.phone_number_verified_at as u_phone_number_verified_at',
-        'users.created_at as u_created_at',
-        'users.updated_at as u_updated_at',
-      ])
+      .select(OWNER_COLUMNS)
       .where('api_keys.public_key', '=', publicKey)
       .where('api_keys.organization_id', 'in', organizationIds)
       .execute();
-    return rows.map(({ u_id, u_organization_id, u_user_name, u_user_email, u_user_phone_number, u_email_verified_at, u_phone_number_verified_at, u_created_at, u_updated_at, ...key }) => ({
-      key,
-      user: {
-        id: u_id,
-        organization_id: u_organization_id,
-        user_name: u_user_name,
-        user_email: u_user_email,
-        user_phone_number: u_user_phone_number,
-        email_verified_at: u_email_verified_at,
-        phone_number_verified_at: u_phone_number_verified_at,
-        created_at: u_created_at,
-        updated_at: u_updated_at,
-      },
-    }));
+    return rows.map((row) => {
+      const { rest: key, user } = splitOwner(row);
+      return { key, user };
+    });
   }
 }
