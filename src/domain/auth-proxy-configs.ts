@@ -102,16 +102,30 @@ export function checkSettings(input: Partial<AuthProxySettings>, base: AuthProxy
 
 export const proxyKeyAt = (configId: string) => ({ table: 'auth_proxy_configs', rowId: configId, column: 'private_key' });
 
-/** The policy that lets the proxy's user run the login flows, and nothing else. */
+/** The activity types the proxy submits (src/http/auth-proxy.ts), and only those. */
+export const PROXY_ACTIVITY_TYPES = [
+  'ACTIVITY_TYPE_INIT_OTP_V3',
+  'ACTIVITY_TYPE_VERIFY_OTP',
+  'ACTIVITY_TYPE_VERIFY_OTP_V2',
+  'ACTIVITY_TYPE_OTP_LOGIN',
+  'ACTIVITY_TYPE_OTP_LOGIN_V2',
+  'ACTIVITY_TYPE_OAUTH_LOGIN',
+  'ACTIVITY_TYPE_OAUTH2_AUTHENTICATE',
+  'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8',
+];
+
+/**
+ * The policy that lets the proxy's user run the login flows. Its condition names the exact activity
+ * types: a policy whose condition matched every AUTH/CREATE would leave other users' own logins
+ * (stamp_login, self-service) waiting for the proxy user's approval, since an applicable ALLOW with an
+ * unmet consensus asks for consensus (turnkey-semantics.md §1.4).
+ */
 function proxyPolicy(userId: string, configId: string) {
   return {
     policyName: `Auth Proxy ${configId}`,
     effect: 'EFFECT_ALLOW' as const,
     consensus: `approvers.any(user, user.id == '${userId}')`,
-    condition:
-      "(activity.resource == 'OTP' && (activity.action == 'CREATE' || activity.action == 'VERIFY')) || " +
-      "(activity.resource == 'AUTH' && activity.action == 'CREATE') || " +
-      "(activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')",
+    condition: `activity.type in [${PROXY_ACTIVITY_TYPES.map((t) => `'${t}'`).join(', ')}]`,
     notes: 'Created with the auth proxy configuration; lets its proxy user run OTP, login and signup activities.',
   };
 }

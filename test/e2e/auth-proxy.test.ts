@@ -169,6 +169,19 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     expect(activities.map((a) => a.type)).toEqual(expect.arrayContaining(['ACTIVITY_TYPE_INIT_OTP_V3', 'ACTIVITY_TYPE_VERIFY_OTP_V2', 'ACTIVITY_TYPE_OTP_LOGIN_V2', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8']));
   });
 
+  it("the proxy's policy leaves other users' own logins alone: a user of the proxy's organization logs in with an attested stamp", async () => {
+    const email = 'root.member@example.com';
+    const { userIds } = await sdkServerClient(sigil).createUsers({
+      users: [{ userName: 'member', userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    const key = newKey();
+    const login = await attestedLogin(key, await verifiedToken(email, key));
+    expect(login.body.activity?.status, JSON.stringify(login.body)).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(decode(login.body.activity.result.stampLoginResult.session)).toMatchObject({ organization_id: sigil.root.organizationId, user_id: userIds[0] });
+    const own = await sdkServerClient(sigil).stampLogin({ publicKey: newKey().apiPublicKey });
+    expect(own.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+  });
+
   it('SMS: the code goes to the configured gateway; signup with the phone number; account finds it', async () => {
     const phone = '+14155550123';
     const key = newKey();
