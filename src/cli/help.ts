@@ -2,6 +2,7 @@
 // `sigil CMD --help` explain one. Kept beside main.ts's dispatch so each command has one entry here.
 
 import { PROXY_CONFIG_HELP } from './proxy-config.js';
+import { OPERATOR_TOOL_HELP } from './operator-tools.js';
 
 export interface CommandHelp {
   usage: string;
@@ -78,6 +79,10 @@ verify exits 1 naming the first changed, removed or reordered entry.`,
     details: "Verifies an activity's app proofs against a boot proof and the deployment signer public key.",
   },
   'proxy-config': PROXY_CONFIG_HELP,
+  keys: OPERATOR_TOOL_HELP.keys,
+  request: OPERATOR_TOOL_HELP.request,
+  whoami: OPERATOR_TOOL_HELP.whoami,
+  activities: OPERATOR_TOOL_HELP.activities,
   version: { usage: 'sigil version', summary: 'print the version', details: '' },
   help: { usage: 'sigil help [COMMAND]', summary: 'this text, or one command in detail', details: '' },
 };

@@ -17,6 +17,7 @@ import { commandHelp, usage } from './help.js';
 import { rotateMasterKey } from './rotate-master-key.js';
 import { showConfig } from './show-config.js';
 import { proxyConfigCommand } from './proxy-config.js';
+import { isOperatorTool, operatorToolCommand } from './operator-tools.js';
 
 class UsageError extends Error {}
 
@@ -167,6 +168,8 @@ export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   // proxy-config has options of its own (src/cli/proxy-config.ts).
   if (command === 'proxy-config' && !rest.includes('--help') && !rest.includes('-h')) return proxyConfigCommand(rest, (t) => print(`${t}\n`));
+  // keys, request, whoami, activities: API clients with options and help of their own (src/cli/operator-tools.ts).
+  if (isOperatorTool(command)) return operatorToolCommand(command, rest, print);
   const { values, positionals } = parse(command, rest);
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     const topic = command === 'help' ? positionals[0] : undefined;
