@@ -9,6 +9,7 @@ import { SigilError } from '../errors/errors.js';
 import type { Pipeline, RequestIdentity } from '../pipeline/pipeline.js';
 import { toSigilError } from './errors.js';
 import { Metrics } from './metrics.js';
+import { registerDashboard } from './dashboard.js';
 
 export const CORS_HEADERS = [
   'Content-Type',
@@ -97,6 +98,7 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
 export async function publicApiServer(opts: PublicApiOptions) {
   const app = await baseServer(opts);
   app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, version: opts.version }));
+  registerDashboard(app);
   const metrics = opts.metrics ?? new Metrics();
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));
 

@@ -1,0 +1,31 @@
+// Approve and Reject buttons for an activity waiting for consensus (turnkey-semantics.md §2-§3): a
+// vote is approve_activity / reject_activity {fingerprint}, stamped with the signed-in credential
+// (the passkey itself when one signed in). After the vote the activity is read again, so the page
+// can say whether that vote decided it.
+import type { Activity, Json } from '../api.js';
+import type { PageContext } from '../app.js';
+import { busy, errorBox, h, message, pretty, replace } from '../dom.js';
+
+export function voteButtons(ctx: PageContext, activity: Activity, done: (text: string) => void): HTMLElement {
+  const out = h('div', { 'aria-live': 'polite' });
+  const label = pretty(activity.type, 'ACTIVITY_TYPE_');
+  const cast = (selection: 'approve' | 'reject', button: HTMLButtonElement) =>
+    busy(button, async () => {
+      replace(out);
+      try {
+        await ctx.api.submit(`${selection}_activity`, selection === 'approve' ? 'ACTIVITY_TYPE_APPROVE_ACTIVITY' : 'ACTIVITY_TYPE_REJECT_ACTIVITY', { fingerprint: activity.fingerprint }, { withPasskey: true });
+        const after = (await ctx.api.query<Json>('get_activity', { activityId: activity.id })).activity as Activity;
+        done(`${selection === 'approve' ? 'Approved' : 'Rejected'} ${label}: the activity is now ${pretty(after.status, 'ACTIVITY_STATUS_').toLowerCase()}.`);
+      } catch (err) {
+        replace(out, errorBox(`Could not ${selection}: ${message(err)}`));
+      }
+    });
+  const approve = h('button', { type: 'button', className: 'approve', 'aria-label': `Approve ${label} ${activity.id}`, disabled: !activity.canApprove });
+  approve.textContent = 'Approve';
+  approve.addEventListener('click', () => void cast('approve', approve));
+  const reject = h('button', { type: 'button', className: 'danger', 'aria-label': `Reject ${label} ${activity.id}`, disabled: !activity.canReject });
+  reject.textContent = 'Reject';
+  reject.addEventListener('click', () => void cast('reject', reject));
+  const note = !activity.canApprove && !activity.canReject ? h('p', { className: 'hint' }, 'You have voted on this activity, or cannot vote on it.') : null;
+  return h('div', { className: 'vote' }, h('div', { className: 'actions' }, approve, reject), note, out);
+}

@@ -1,0 +1,396 @@
+// The dashboard (issue 9) in a real headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core) against a real `sigil serve`: the root user signs in with an imported API key
+// (a non-extractable CryptoKey in IndexedDB; the private key never leaves the page), adds a passkey
+// of Chromium's DevTools virtual authenticator (create_authenticators), signs out and back in with
+// that passkey (stamp_login under X-Stamp-Webauthn, turnkey-contract.md §1.3), creates a wallet and
+// sees its address, creates a policy with a syntax error (the server's message shows inline and
+// nothing changes), fixes it, and approves a second user's sign_raw_payload that the policy holds
+// for two approvals: the vote is cast by the passkey, and @turnkey/sdk-server then reads the activity
+// COMPLETED with a signature. Every page is photographed at 1280 px and 390 px into
+// test-results/screenshots/. Also: the static handler's CSP, content types and path refusals, and
+// email-code sign-in through the auth proxy (otp_init → otp_verify → stamp_login X-Stamp-Attested).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Turnkey } from '@turnkey/sdk-server';
+import { generateP256KeyPair } from '@turnkey/crypto';
+import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, runSigil, serve, type RootCredentials } from '../helpers/sigil.js';
+import { dbSnapshot } from '../helpers/db-snapshot.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-results', 'screenshots');
+const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
+
+let sigil: { url: string; authProxyUrl: string; dataDir: string; databaseUrl: string | undefined; env: NodeJS.ProcessEnv; root: RootCredentials; stop(): Promise<void> };
+let browser: Browser;
+let page: Page;
+let origin: string;
+/** Every request body the page sent, to prove the private key never left it. */
+const sentBodies: string[] = [];
+const consoleErrors: string[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) {
+  return new Turnkey({
+    apiBaseUrl: sigil.url,
+    apiPublicKey: key.apiPublicKey,
+    apiPrivateKey: key.apiPrivateKey,
+    defaultOrganizationId: sigil.root.organizationId,
+    // An activity that waits for votes is answered after one poll instead of four seconds.
+    activityPoller: { intervalMs: 100, numRetries: 0 },
+  }).apiClient();
+}
+
+/** Photographs the current page at desktop and phone width. */
+async function shoot(name: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+async function go(hash: string, title: string | RegExp) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
+  await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
+  await page.locator('.loading').waitFor({ state: 'detached' });
+}
+
+beforeAll(async () => {
+  // A browser test that silently skips proves nothing: a missing browser is a failure that says what to do.
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the dashboard tests need Debian's chromium. Install it with: apt-get install chromium`);
+  mkdirSync(SHOTS, { recursive: true });
+  // WebAuthn needs the exact origin up front, so the port is chosen before the server starts.
+  const port = await freePort();
+  origin = `http://localhost:${port}`;
+  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
+  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
+  const root = initDeployment(dataDir, env);
+  const s = serve(dataDir, env, ['--port', String(port)]);
+  const { url, authProxyUrl } = await s.ready;
+  sigil = {
+    url,
+    authProxyUrl,
+    dataDir,
+    databaseUrl,
+    env,
+    root,
+    stop: async () => {
+      if (s.child.exitCode === null) {
+        const exited = new Promise((r) => s.child.once('exit', r));
+        s.child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl) await dropSchema(databaseUrl);
+    },
+  };
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('request', (r) => {
+    const body = r.postData();
+    if (body) sentBodies.push(body);
+    sentBodies.push(JSON.stringify(r.headers()));
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sigil?.stop();
+});
+
+describe('dashboard static files', () => {
+  it('serves the page and modules with a strict CSP, correct types, and refuses paths outside the build', async () => {
+    const index = await fetch(`${sigil.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = index.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(index.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const html = await index.text();
+    expect(html).toContain('<script type="module" src="/dashboard/app.js"></script>');
+    expect(html).not.toMatch(/<script>|<script type="module">[^<]/); // no inline script
+
+    const js = await fetch(`${sigil.url}/dashboard/app.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const etag = js.headers.get('etag')!;
+    expect((await fetch(`${sigil.url}/dashboard/app.js`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await fetch(`${sigil.url}/dashboard/styles.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+
+    for (const path of ['/dashboard/%2e%2e/package.json', '/dashboard/..%2f..%2fpackage.json', '/dashboard/pages/../../../package.json', '/dashboard/nope.js', '/dashboard/']) {
+      const res = await fetch(`${sigil.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect((await res.json()).code).toBe(5);
+    }
+    // The API is unchanged beside it.
+    expect((await fetch(`${sigil.url}/.well-known/sigil.json`)).status).toBe(200);
+  });
+});
+
+describe('dashboard in Chromium', () => {
+  let address: string;
+
+  it('signs in with an imported API key that stays in the browser, non-extractable', async () => {
+    await page.goto(`${origin}/?organizationId=${sigil.root.organizationId}`);
+    await page.getByRole('heading', { name: 'Sign in to Sigil' }).waitFor();
+    // Keyboard: the first Tab reaches the skip link.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await shoot('sign-in');
+
+    // A key pair that does not belong together is refused in the page, before any request.
+    await page.getByLabel('Public key (compressed hex)').fill(generateP256KeyPair().publicKey);
+    await page.getByLabel('Private key (hex)').fill(sigil.root.apiPrivateKey);
+    await page.getByRole('button', { name: 'Sign in with API key' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('does not belong to the public key');
+
+    await page.getByLabel('Public key (compressed hex)').fill(sigil.root.apiPublicKey);
+    await page.getByLabel('Private key (hex)').fill(sigil.root.apiPrivateKey);
+    await page.getByRole('button', { name: 'Sign in with API key' }).click();
+    await page.getByRole('heading', { name: 'Organization', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Root organization' }).waitFor();
+    expect(await page.locator('#who').textContent()).toContain('Root user');
+    expect(await page.locator('main').textContent()).toContain('1 of 1 root users must approve');
+
+    const stored = await page.evaluate(
+      () =>
+        new Promise<{ type: string; extractable: boolean; usages: string[] }>((resolve, reject) => {
+          const req = indexedDB.open('sigil-dashboard');
+          req.onsuccess = () => {
+            const get = req.result.transaction('session').objectStore('session').get('current');
+            get.onsuccess = () => {
+              const k = get.result.privateKey as CryptoKey;
+              resolve({ type: k.type, extractable: k.extractable, usages: k.usages });
+            };
+            get.onerror = () => reject(get.error);
+          };
+          req.onerror = () => reject(req.error);
+        }),
+    );
+    expect(stored).toEqual({ type: 'private', extractable: false, usages: ['sign'] });
+    await shoot('organization');
+  });
+
+  it('adds a passkey for the signed-in user, signs out, and signs in with the passkey', async () => {
+    await go('#/users', 'Users');
+    await shoot('users');
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toContain('Passkey added');
+    const { authenticators } = await api().getAuthenticators({ userId: sigil.root.userId });
+    expect(authenticators).toHaveLength(1);
+    expect(authenticators[0].authenticatorName).toBe('Dashboard passkey');
+    expect(await page.locator('.user-card').textContent()).toContain(authenticators[0].credentialId);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Sigil' }).waitFor();
+    // The organization id was remembered (localStorage), not the key.
+    expect(await page.getByLabel('Organization ID').inputValue()).toBe(sigil.root.organizationId);
+    await page.getByRole('button', { name: 'Sign in with passkey' }).click();
+    await page.getByRole('heading', { name: 'Organization', level: 1 }).waitFor();
+    expect(await page.locator('#who').textContent()).toContain('passkey');
+
+    // The login was stamped by the passkey (X-Stamp-Webauthn): its vote records the WebAuthn scheme.
+    const { activities } = await api().getActivities({ filterByType: ['ACTIVITY_TYPE_STAMP_LOGIN'] });
+    expect(activities[0].status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(activities[0].votes[0].scheme).toBe('SIGNATURE_SCHEME_TK_API_WEBAUTHN');
+  });
+
+  it('creates a wallet and shows its address', async () => {
+    await go('#/wallets', 'Wallets');
+    await page.locator('.empty').waitFor();
+    await shoot('wallets-empty');
+    await page.getByLabel('Wallet name').fill('Treasury');
+    await page.getByLabel('First account').selectOption('ethereum');
+    await page.getByRole('button', { name: 'Create wallet' }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toMatch(/Wallet "Treasury" created: 0x[0-9a-fA-F]{40}/);
+    const { wallets } = await api().getWallets({});
+    expect(wallets.map((w) => w.walletName)).toEqual(['Treasury']);
+    const { accounts } = await api().getWalletAccounts({ walletId: wallets[0].walletId });
+    address = accounts[0].address;
+    expect(await page.locator('.wallet-card').textContent()).toContain(address);
+    expect(await page.locator('#flash').textContent()).toContain(address);
+    await shoot('wallets');
+  });
+
+  it('shows the server\'s parse error for a bad policy inline, changing nothing, then creates and edits the fixed one', async () => {
+    await go('#/policies', 'Policies');
+    await shoot('policies-empty');
+    const form = page.locator('form.policy-form');
+    await form.getByLabel('Name').fill('two approvals for raw signing');
+    await form.getByLabel('Condition').fill('activity.type ==');
+    await form.getByLabel('Consensus').fill('approvers.count() >= 2');
+    await form.getByLabel('Notes').fill('two-person rule');
+    const before = await dbSnapshot(sigil);
+    await form.getByRole('button', { name: 'Create policy' }).click();
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    const shown = (await alert.textContent())!;
+    expect(shown).toMatch(/^invalid policy condition: 1:\d+: /);
+    expect(await form.getByLabel('Condition').getAttribute('aria-invalid')).toBe('true');
+    expect(await dbSnapshot(sigil)).toEqual(before);
+    // The very message the API gives an SDK client.
+    await expect(api().createPolicy({ policyName: 'x', effect: 'EFFECT_ALLOW', condition: 'activity.type ==', notes: '' })).rejects.toThrow(shown);
+    await shoot('policies-error');
+
+    await form.getByLabel('Condition').fill("activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'");
+    await form.getByRole('button', { name: 'Create policy' }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toContain('Policy "two approvals for raw signing" created');
+    const card = page.locator('.policy-card');
+    expect(await card.textContent()).toContain('approvers.count() >= 2');
+
+    // Edit: a bad consensus is refused inline too; the fix is saved.
+    await card.getByRole('button', { name: 'Edit' }).click();
+    await card.getByLabel('Consensus').fill('approvers.count() >=');
+    await card.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => card.getByRole('alert').textContent()).toMatch(/consensus/);
+    await card.getByLabel('Consensus').fill('approvers.count() >= 2');
+    await card.getByLabel('Notes').fill('two people sign raw payloads');
+    await card.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toContain('saved');
+    const { policies } = await api().getPolicies({});
+    expect(policies).toHaveLength(1);
+    expect(policies[0]).toMatchObject({ condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'", consensus: 'approvers.count() >= 2', notes: 'two people sign raw payloads' });
+    await shoot('policies');
+  });
+
+  it("approves a second user's pending signature from the page; the API then shows it completed with a signature", async () => {
+    await go('#/pending', 'Pending');
+    await page.locator('.empty').waitFor();
+    await shoot('pending-empty');
+
+    const k = generateP256KeyPair();
+    const bobKey = { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
+    await api().createUsers({
+      users: [{ userName: 'bob', apiKeys: [{ apiKeyName: 'bob key', publicKey: bobKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    const submitted = await api(bobKey).signRawPayload({ signWith: address, payload: '0x' + '42'.repeat(32), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' });
+    expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+
+    await page.reload();
+    const card = page.locator(`.pending-card[data-activity-id="${submitted.activity.id}"]`);
+    await card.waitFor();
+    expect(await card.textContent()).toContain('Submitted by bob');
+    await shoot('pending');
+    await card.getByRole('button', { name: /^Approve/ }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toContain('the activity is now completed');
+    await page.locator('.empty').waitFor();
+
+    const done = (await api().getActivity({ activityId: submitted.activity.id })).activity as any;
+    expect(done.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(done.result.signRawPayloadResult.r).toMatch(/^[0-9a-f]{64}$/);
+    expect(done.result.signRawPayloadResult.s).toMatch(/^[0-9a-f]{64}$/);
+    // bob's vote, then the root user's, cast by the passkey itself.
+    expect(done.votes.map((v: any) => [v.user.userName, v.selection])).toEqual([
+      ['bob', 'VOTE_SELECTION_APPROVED'],
+      ['Root user', 'VOTE_SELECTION_APPROVED'],
+    ]);
+    expect(done.votes[1].scheme).toBe('SIGNATURE_SCHEME_TK_API_WEBAUTHN');
+
+    // Activities list, filtered, and the detail page with votes and policy evaluations.
+    await go('#/activities', 'Activities');
+    await page.getByLabel('Type').fill('SIGN_RAW_PAYLOAD_V2');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.locator('table.activities tbody tr').count()).toBe(1);
+    await shoot('activities');
+    await page.getByRole('link', { name: 'Sign raw payload v2' }).click();
+    await page.getByRole('heading', { name: 'Votes' }).waitFor();
+    await shoot('activity-detail');
+    const detail = (await page.locator('main').textContent())!;
+    expect(detail).toContain(submitted.activity.id);
+    expect(detail).toContain(done.result.signRawPayloadResult.r);
+    expect(detail).toContain('two approvals for raw signing');
+    expect(detail).toContain("After bob's vote");
+    expect(detail).toContain('Requires consensus');
+    expect(detail).toContain('Passkey');
+
+    await go('#/private-keys', 'Private keys');
+    await shoot('private-keys');
+  });
+
+  it('rejects from the page too', async () => {
+    const bob = (await api().getUsers({})).users.find((u) => u.userName === 'bob')!;
+    const k = generateP256KeyPair();
+    await api().createApiKeys({ userId: bob.userId, apiKeys: [{ apiKeyName: 'bob second key', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }] });
+    const submitted = await api({ apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey }).signRawPayload({
+      signWith: address,
+      payload: '0x' + '43'.repeat(32),
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_NO_OP',
+    });
+    await go('#/pending', 'Pending');
+    const card = page.locator(`.pending-card[data-activity-id="${submitted.activity.id}"]`);
+    await card.getByRole('button', { name: /^Reject/ }).click();
+    await expect.poll(() => page.locator('#flash').textContent()).toContain('the activity is now rejected');
+    expect((await api().getActivity({ activityId: submitted.activity.id })).activity.status).toBe('ACTIVITY_STATUS_REJECTED');
+  });
+
+  it('signs in with an email code through the auth proxy (otp_init, otp_verify, stamp_login with X-Stamp-Attested)', async () => {
+    // As with the auth proxy's own signup, the user lives in a sub-organization of the proxy's organization.
+    const sub = await api().createSubOrganization({
+      subOrganizationName: 'carol org',
+      rootUsers: [{ userName: 'carol', userEmail: 'carol@example.com', apiKeys: [], authenticators: [], oauthProviders: [] }],
+      rootQuorumThreshold: 1,
+    });
+    const made = runSigil(['proxy-config', 'create', '--data-dir', sigil.dataDir, '--methods', 'email', '--json'], sigil.env);
+    expect(made.stderr).toBe('');
+    const { configId } = JSON.parse(made.stdout);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Sigil' }).waitFor();
+    await page.getByLabel('Auth proxy address').fill(sigil.authProxyUrl.replace('127.0.0.1', 'localhost'));
+    await page.getByLabel('Auth proxy config ID').fill(configId);
+    await page.getByRole('textbox', { name: 'Email', exact: true }).fill('carol@example.com');
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('Code from the email').waitFor();
+    // No mail server configured: Sigil writes messages to <data-dir>/outbox.jsonl.
+    const outbox = readFileSync(join(sigil.dataDir, 'outbox.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const mail = outbox.filter((m) => JSON.stringify(m).includes('carol@example.com')).at(-1);
+    const code = /verification code is:\s+([0-9A-Z]{6,9})\s/.exec(mail.text)![1];
+    await page.getByLabel('Code from the email').fill(code);
+    await page.getByRole('button', { name: 'Verify code and sign in' }).click();
+    await page.getByRole('heading', { name: 'Organization', level: 1 }).waitFor();
+    expect(await page.locator('#who').textContent()).toContain('carol');
+    expect(await page.locator('#who').textContent()).toContain('email code');
+    // The login found carol's sub-organization from the verification token; the pages now show it.
+    await expect.poll(() => page.locator('main').textContent()).toContain('carol org');
+    const { activities } = await api().getActivities({ organizationId: sub.subOrganizationId, filterByType: ['ACTIVITY_TYPE_STAMP_LOGIN'] });
+    expect(activities[0].status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(activities[0].votes[0].userId).toBe(sub.rootUserIds![0]);
+    await shoot('organization-email-code');
+  });
+
+  it('never sent a private key and logged no page errors (no CSP violations)', () => {
+    const all = sentBodies.join('\n');
+    expect(all).not.toContain(sigil.root.apiPrivateKey);
+    expect(consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+  });
+});
