@@ -11,8 +11,9 @@
 // there (semantics §2 "parent-org users run auth activities that target sub-org users"). A parent's
 // credential submitting directly to a sub-organization is refused like any other parent write.
 //
-// Type values: init_otp takes only V3 (V1 answers initOtpResult and V2 requires appName: their
-// schemas and result members do not line up with V3's). verify_otp takes V2 and the legacy
+// Type values: init_otp takes V3 and, as aliases, V1 and V2 (answering under initOtpResult, the
+// member their clients read; V1 needs no appName); init_otp_auth likewise (V1 and V2 under
+// initOtpAuthResult). verify_otp takes V2 and the legacy
 // ACTIVITY_TYPE_VERIFY_OTP, whose plaintext otpCode (and optional publicKey) is the plaintext
 // alias, also accepted with the V2 body as @turnkey/core sends it; otp_login takes V2 and the legacy ACTIVITY_TYPE_OTP_LOGIN (clientSignature optional in
 // the schema, still required when the token is bound to a key). Both answer the same member.
@@ -22,6 +23,10 @@ import { defineActivity } from './define.js';
 export const initOtpOp = defineActivity<InitOtpParams, unknown>({
   path: 'init_otp',
   type: 'ACTIVITY_TYPE_INIT_OTP_V3',
+  aliases: [
+    { type: 'ACTIVITY_TYPE_INIT_OTP_V2', result: 'initOtpResult' },
+    { type: 'ACTIVITY_TYPE_INIT_OTP', result: 'initOtpResult' },
+  ],
   result: 'initOtpResultV2',
   policy: { resource: 'OTP', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
@@ -57,6 +62,10 @@ export const otpLoginOp = defineActivity<OtpLoginParams, unknown>({
 export const initOtpAuthOp = defineActivity<InitOtpParams, unknown>({
   path: 'init_otp_auth',
   type: 'ACTIVITY_TYPE_INIT_OTP_AUTH_V3',
+  aliases: [
+    { type: 'ACTIVITY_TYPE_INIT_OTP_AUTH_V2', result: 'initOtpAuthResult' },
+    { type: 'ACTIVITY_TYPE_INIT_OTP_AUTH', result: 'initOtpAuthResult' },
+  ],
   result: 'initOtpAuthResultV2',
   policy: { resource: 'OTP', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),

@@ -137,3 +137,19 @@ describe('older type values', () => {
     expect(neither.body.message).toMatch(/bad request body/);
   });
 });
+
+describe('older init_otp versions', () => {
+  it('ACTIVITY_TYPE_INIT_OTP (no appName) and _V2 answer under initOtpResult; the code still arrives', async () => {
+    for (const [type, extra] of [
+      ['ACTIVITY_TYPE_INIT_OTP', {}],
+      ['ACTIVITY_TYPE_INIT_OTP_V2', { appName: 'Old App' }],
+    ] as const) {
+      const email = `${type.toLowerCase().replace(/_/g, '.')}@example.com`;
+      const before = inbox.count(email);
+      const res = await rawPost(`${sigil.url}/public/v1/submit/init_otp`, activityBody(sigil.root.organizationId, type, { otpType: 'OTP_TYPE_EMAIL', contact: email, ...extra }), { key: sigil.root });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.activity.result.initOtpResult.otpId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(codeIn(await inbox.next(email, before))).toMatch(/^[0-9A-Z]{9}$/);
+    }
+  });
+});
