@@ -17,23 +17,11 @@ const BIN = join(ROOT, 'bin', 'sigil.js');
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 
-function startSigil(dataDir, env) {
+/** `sigil init` then `sigil serve` in `dataDir`; resolves with the URL, root credentials and process. */
+async function startSigil(dataDir, env) {
   const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
   if (init.status !== 0) throw new Error(init.stderr);
-  const root = JSON.parse(init.stdout);
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--auth-proxy-port', '0'], {
-    env: { ...env, SIGIL_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /^listening (\S+) /m.exec(out);
-      if (m) resolve({ url: m[1], root, child });
-    });
-    child.on('exit', (c) => reject(new Error(`serve exited ${c}`)));
-  });
+  return { root: JSON.parse(init.stdout), ...(await serveOnly(dataDir, env)) };
 }
 
 /** `sigil serve` on an initialized deployment; resolves with its URL once it listens. */

@@ -13,12 +13,10 @@
 //    (CREDENTIAL_TYPE_OAUTH_KEY_P256, default name `Oauth - <timestamp>`) and answers it sealed to
 //    targetPublicKey in a credential bundle (turnkey-contract.md §4.2).
 // Organization features have no OAuth switch (swagger FeatureName), so OAuth is always enabled.
-import { makeCredentialBundle } from '../crypto/bundles.js';
-import { generateP256KeyPair } from '../crypto/p256.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
-import { addSessionKey, openLoginSession, sessionPublicKey } from './sessions.js';
+import { issueKeyBundle, openLoginSession, sessionPublicKey } from './sessions.js';
 
 export const OAUTH_CREDENTIAL = 'CREDENTIAL_TYPE_OAUTH_KEY_P256';
 
@@ -80,22 +78,11 @@ export async function oauth(ctx: ActivityContext, p: OauthParams): Promise<{ use
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');
   const token = await ctx.services.oidc.verify(p.oidcToken, { nonceForPublicKey: p.targetPublicKey });
   const user = await userWithIdentity(ctx, token);
-  const pair = generateP256KeyPair();
-  try {
-    const key = await addSessionKey(
-      ctx,
-      {
-        userId: user.id,
-        publicKey: Buffer.from(pair.publicKey).toString('hex'),
-        apiKeyName: p.apiKeyName || `Oauth - ${new Date(ctx.now).toISOString()}`,
-        expirationSeconds: p.expirationSeconds,
-        credentialType: OAUTH_CREDENTIAL,
-        invalidateExisting: p.invalidateExisting,
-      },
-      user.organization_id,
-    );
-    return { userId: user.id, apiKeyId: key.id, credentialBundle: makeCredentialBundle({ plaintext: pair.privateKey, targetPublicKey: target }) };
-  } finally {
-    pair.privateKey.fill(0);
-  }
+  const issued = await issueKeyBundle(ctx, user, target, {
+    apiKeyName: p.apiKeyName || `Oauth - ${new Date(ctx.now).toISOString()}`,
+    expirationSeconds: p.expirationSeconds,
+    credentialType: OAUTH_CREDENTIAL,
+    invalidateExisting: p.invalidateExisting,
+  });
+  return { userId: user.id, ...issued };
 }

@@ -22,7 +22,7 @@
 // that commit on their own, so a wrong code stays counted although the activity fails, and no
 // database lock is held while a message is sent.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { makeCredentialBundle, makeOtpEncryptionTargetBundle, openOtpBundle } from '../crypto/bundles.js';
+import { makeOtpEncryptionTargetBundle, openOtpBundle } from '../crypto/bundles.js';
 import { compressPublicKeyHex, generateP256KeyPair, isValidPublicKey, verifyP256Raw } from '../crypto/p256.js';
 import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
@@ -30,7 +30,7 @@ import type { OtpRow, UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
 import { magicLink, readEmailCustomization, requestedSender, type EmailCustomizationParams } from './email-customization.js';
 import { markVerifiedByLogin } from './verified-contacts.js';
-import { addSessionKey, openLoginSession, sessionPublicKey } from './sessions.js';
+import { issueKeyBundle, openLoginSession, sessionPublicKey } from './sessions.js';
 
 export const OTP_MAX_ATTEMPTS = 3;
 export const OTP_MAX_ACTIVE = 3;
@@ -438,22 +438,11 @@ export async function otpAuth(ctx: ActivityContext, p: OtpAuthParams): Promise<{
   const user = await userWithContact(ctx, { verification_type: row.otp_type as OtpType, contact: row.contact });
   await checkCode(ctx, row, p.otpCode);
   if (!(await ctx.repos.otps.markVerified(row.id, ctx.now, ctx.newId(), ctx.now))) throw invalid('OTP has already been used: request a new code');
-  const pair = generateP256KeyPair();
-  try {
-    const key = await addSessionKey(
-      ctx,
-      {
-        userId: user.id,
-        publicKey: Buffer.from(pair.publicKey).toString('hex'),
-        apiKeyName: p.apiKeyName || `OTP Auth - ${new Date(ctx.now).toISOString()}`,
-        expirationSeconds: p.expirationSeconds,
-        credentialType: OTP_AUTH_CREDENTIAL,
-        invalidateExisting: p.invalidateExisting,
-      },
-      user.organization_id,
-    );
-    return { userId: user.id, apiKeyId: key.id, credentialBundle: makeCredentialBundle({ plaintext: pair.privateKey, targetPublicKey: target }) };
-  } finally {
-    pair.privateKey.fill(0);
-  }
+  const issued = await issueKeyBundle(ctx, user, target, {
+    apiKeyName: p.apiKeyName || `OTP Auth - ${new Date(ctx.now).toISOString()}`,
+    expirationSeconds: p.expirationSeconds,
+    credentialType: OTP_AUTH_CREDENTIAL,
+    invalidateExisting: p.invalidateExisting,
+  });
+  return { userId: user.id, ...issued };
 }

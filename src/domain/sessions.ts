@@ -67,6 +67,26 @@ export async function addSessionKey(
 
 const stampTime = (ms: number) => new Date(ms).toISOString();
 
+/**
+ * A key made here for a user (create_read_write_session, otp_auth, oauth): a new expiring P-256 API
+ * key of `user` whose private half leaves only sealed to `target` in a credential bundle
+ * (turnkey-contract.md §4.2); the plaintext is wiped once sealed.
+ */
+export async function issueKeyBundle(
+  ctx: ActivityContext,
+  user: { id: string; organization_id: string },
+  target: string,
+  p: { apiKeyName: string; expirationSeconds?: string; credentialType: string; invalidateExisting?: boolean },
+): Promise<{ apiKeyId: string; credentialBundle: string }> {
+  const pair = generateP256KeyPair();
+  try {
+    const row = await addSessionKey(ctx, { userId: user.id, publicKey: Buffer.from(pair.publicKey).toString('hex'), ...p }, user.organization_id);
+    return { apiKeyId: row.id, credentialBundle: makeCredentialBundle({ plaintext: pair.privateKey, targetPublicKey: target }) };
+  } finally {
+    pair.privateKey.fill(0);
+  }
+}
+
 export interface ReadWriteSessionParams {
   targetPublicKey: string;
   userId?: string;
@@ -80,27 +100,13 @@ export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteS
   const userId = p.userId || ctx.caller.user.id;
   const user = await requireUser(ctx.repos, ctx.organization.id, userId);
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');
-  const pair = generateP256KeyPair();
-  try {
-    const row = await addSessionKey(ctx, {
-      userId,
-      publicKey: Buffer.from(pair.publicKey).toString('hex'),
-      apiKeyName: p.apiKeyName ?? `Read Write Session - ${stampTime(ctx.now)}`,
-      expirationSeconds: p.expirationSeconds,
-      credentialType: READ_WRITE_SESSION_CREDENTIAL,
-      invalidateExisting: p.invalidateExisting,
-    });
-    return {
-      organizationId: ctx.organization.id,
-      organizationName: ctx.organization.name,
-      userId,
-      username: user.user_name,
-      apiKeyId: row.id,
-      credentialBundle: makeCredentialBundle({ plaintext: pair.privateKey, targetPublicKey: target }),
-    };
-  } finally {
-    pair.privateKey.fill(0);
-  }
+  const { apiKeyId, credentialBundle } = await issueKeyBundle(ctx, user, target, {
+    apiKeyName: p.apiKeyName ?? `Read Write Session - ${stampTime(ctx.now)}`,
+    expirationSeconds: p.expirationSeconds,
+    credentialType: READ_WRITE_SESSION_CREDENTIAL,
+    invalidateExisting: p.invalidateExisting,
+  });
+  return { organizationId: ctx.organization.id, organizationName: ctx.organization.name, userId, username: user.user_name, apiKeyId, credentialBundle };
 }
 
 /**

@@ -235,7 +235,7 @@ export class ActivityRunner {
     /** Audit appends of `alsoRecord`'s writes, made after the vote's own (the log's sequence is taken last). */
     alsoAudit?: (repos: Repositories) => Promise<unknown>,
   ): Promise<void> {
-    const { store, services, registry } = this.deps;
+    const { store, registry } = this.deps;
     if (base.caller.organizationId !== target.organization_id) {
       throw new SigilError(
         'REQUEST_INVALID',

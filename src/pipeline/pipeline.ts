@@ -203,7 +203,7 @@ export class Pipeline {
     rawBody: Buffer,
     base: Omit<OperationContext, 'repos'>,
   ): Promise<PipelineResponse> {
-    const { config, store } = this.deps;
+    const { config } = this.deps;
     const bindings = this.deps.registry.typeBindings.get(decl.path)!;
     const type = body.type;
     const binding = typeof type === 'string' ? bindings.get(type) : undefined;
@@ -223,7 +223,6 @@ export class Pipeline {
     const intentParams = body.parameters as Record<string, unknown>;
     const params = binding.adapt ? (binding.adapt(intentParams) as Record<string, unknown>) : intentParams;
     const fingerprint = fingerprintOf(rawBody);
-    const orgId = base.organization.id;
 
     return this.activities.submit({ decl, binding, params, intentParams, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
   }

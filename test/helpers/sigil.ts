@@ -85,6 +85,14 @@ export function serve(dataDir: string, env: NodeJS.ProcessEnv, extraArgs: string
   return { child, ready, stderr: () => stderr };
 }
 
+/** SIGTERM to a serving process, resolving once it has exited. */
+export async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 /** Starts a fresh deployment; `extraEnv` adds settings such as SMTP or a short bundle lifetime. */
 export async function startSigil(extraEnv: Record<string, string> = {}): Promise<SigilInstance> {
   const { dataDir, databaseUrl, env } = freshDeploymentEnv();
@@ -102,11 +110,7 @@ export async function startSigil(extraEnv: Record<string, string> = {}): Promise
     process: child,
     stderr,
     stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await terminate(child);
       rmSync(dataDir, { recursive: true, force: true });
       if (databaseUrl) await dropSchema(databaseUrl);
     },
@@ -126,13 +130,7 @@ export async function serveAnother(instance: SigilInstance): Promise<SigilInstan
     authProxyUrl,
     process: child,
     stderr,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
+    stop: () => terminate(child),
   };
 }
 
