@@ -1,6 +1,7 @@
 // Private keys: creation with their addresses, records, tags and deletion (turnkey-semantics.md §4;
 // swagger v1CreatePrivateKeysIntentV2, v1PrivateKey, v1CreatePrivateKeyTagIntent…). The key is random,
 // sealed in the barrier bound to its row, and its addresses are encoded once at creation.
+import { createTag, tagRecordOf, updateTag, type TagKind } from './tags.js';
 import { randomBytes } from 'node:crypto';
 import { assertCurveFitsAddressFormat, encodeAddress } from '../crypto/addresses/index.js';
 import type { Curve } from '../crypto/curves.js';
@@ -135,56 +136,41 @@ export async function deletePrivateKeys(ctx: ActivityContext, ids: string[], del
 
 // Tags
 
-export function privateKeyTagRecord(row: PrivateKeyTagRow) {
-  return {
-    tagId: row.id,
-    tagName: row.name,
-    tagType: 'TAG_TYPE_PRIVATE_KEY',
-    createdAt: timestamp(row.created_at),
-    updatedAt: timestamp(row.updated_at),
-  };
-}
+/** Private key tags as a TagKind (src/domain/tags.ts). */
+export const PRIVATE_KEY_TAGS: TagKind = {
+  noun: 'private key',
+  tagType: 'TAG_TYPE_PRIVATE_KEY',
+  quota: 'privateKeyTags',
+  store: (repos) => ({
+    get: (org, id) => repos.privateKeys.tag(org, id),
+    findByName: (org, name) => repos.privateKeys.tagByName(org, name),
+    insert: (row) => repos.privateKeys.insertTag(row),
+    rename: (org, id, name, now) => repos.privateKeys.renameTag(org, id, name, now),
+    assign: (org, id, keyIds) => repos.privateKeys.assign(org, id, keyIds),
+    unassign: (id, keyIds) => repos.privateKeys.unassign(id, keyIds),
+  }),
+  requireMembers: async (repos, organizationId, ids, field) =>
+    (await requireAll(ids, (u) => repos.privateKeys.getMany(organizationId, u), `${field}: private key not found`)).ids,
+};
 
-async function requireKeys(repos: Repositories, organizationId: string, ids: string[], field: string): Promise<string[]> {
-  return (await requireAll(ids, (u) => repos.privateKeys.getMany(organizationId, u), `${field}: private key not found`)).ids;
-}
-
-async function requireUniqueTagName(repos: Repositories, organizationId: string, name: string, exceptId?: string) {
-  const clash = await repos.privateKeys.tagByName(organizationId, name);
-  if (clash && clash.id !== exceptId) {
-    throw new SigilError('CONFLICT', `a private key tag named ${JSON.stringify(name)} already exists in this organization`);
-  }
-}
+export const privateKeyTagRecord = (row: PrivateKeyTagRow) => tagRecordOf(PRIVATE_KEY_TAGS, row);
 
 export async function createPrivateKeyTag(ctx: ActivityContext, name: string, keyIds: string[]) {
-  const orgId = ctx.organization.id;
-  checkName(name, 'privateKeyTagName');
-  await requireUniqueTagName(ctx.repos, orgId, name);
-  await reserve(ctx.repos, ctx.organization, 'privateKeyTags', 1);
-  const keys = await requireKeys(ctx.repos, orgId, keyIds, 'privateKeyIds');
-  const id = ctx.newId();
-  await ctx.repos.privateKeys.insertTag({ id, organization_id: orgId, name, created_at: ctx.now, updated_at: ctx.now });
-  await ctx.repos.privateKeys.assign(orgId, id, keys);
-  return { privateKeyTagId: id, privateKeyIds: keys };
+  const { tagId, memberIds } = await createTag(ctx, PRIVATE_KEY_TAGS, { name, memberIds: keyIds }, { name: 'privateKeyTagName', members: 'privateKeyIds' });
+  return { privateKeyTagId: tagId, privateKeyIds: memberIds };
 }
 
 export async function updatePrivateKeyTag(
   ctx: ActivityContext,
   p: { privateKeyTagId: string; newPrivateKeyTagName?: string; addPrivateKeyIds: string[]; removePrivateKeyIds: string[] },
 ) {
-  const orgId = ctx.organization.id;
-  const tag = await ctx.repos.privateKeys.tag(orgId, p.privateKeyTagId);
-  if (!tag) throw notFound(`private key tag not found: ${p.privateKeyTagId}`);
-  if (p.newPrivateKeyTagName && p.newPrivateKeyTagName !== tag.name) {
-    checkName(p.newPrivateKeyTagName, 'newPrivateKeyTagName');
-    await requireUniqueTagName(ctx.repos, orgId, p.newPrivateKeyTagName, tag.id);
-    await ctx.repos.privateKeys.renameTag(orgId, tag.id, p.newPrivateKeyTagName, ctx.now);
-  }
-  const overlap = p.addPrivateKeyIds.filter((k) => p.removePrivateKeyIds.includes(k));
-  if (overlap.length > 0) throw invalid(`a private key cannot be both added and removed: ${overlap.join(', ')}`);
-  await ctx.repos.privateKeys.assign(orgId, tag.id, await requireKeys(ctx.repos, orgId, p.addPrivateKeyIds, 'addPrivateKeyIds'));
-  await ctx.repos.privateKeys.unassign(tag.id, await requireKeys(ctx.repos, orgId, p.removePrivateKeyIds, 'removePrivateKeyIds'));
-  return { privateKeyTagId: tag.id };
+  const { tagId } = await updateTag(
+    ctx,
+    PRIVATE_KEY_TAGS,
+    { tagId: p.privateKeyTagId, newName: p.newPrivateKeyTagName, add: p.addPrivateKeyIds, remove: p.removePrivateKeyIds },
+    { newName: 'newPrivateKeyTagName', add: 'addPrivateKeyIds', remove: 'removePrivateKeyIds' },
+  );
+  return { privateKeyTagId: tagId };
 }
 
 export async function deletePrivateKeyTags(ctx: ActivityContext, tagIds: string[]) {

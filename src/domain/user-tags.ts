@@ -1,66 +1,47 @@
 // User tags: create, rename/re-assign, delete, and the datav1Tag record (swagger v1CreateUserTagIntent,
-// v1UpdateUserTagIntent, v1DeleteUserTagsIntent, datav1Tag with tagType TAG_TYPE_USER).
-import { SigilError, invalid, notFound } from '../errors/errors.js';
+// v1UpdateUserTagIntent, v1DeleteUserTagsIntent, datav1Tag with tagType TAG_TYPE_USER). Creation and
+// updates are the shared tag rules of src/domain/tags.ts.
+import { invalid } from '../errors/errors.js';
 import type { Repositories, UserTagRow } from '../store/index.js';
-import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext } from './context.js';
-import { reserve } from './quotas.js';
-import { timestamp, type TimestampObject } from './records.js';
+import { createTag, requireTagOf, tagRecordOf, updateTag, type TagKind } from './tags.js';
 
-export interface TagRecord {
-  tagId: string;
-  tagName: string;
-  tagType: 'TAG_TYPE_USER';
-  createdAt: TimestampObject;
-  updatedAt: TimestampObject;
-}
+/** User tags as a TagKind (src/domain/tags.ts). */
+export const USER_TAGS: TagKind = {
+  noun: 'user',
+  tagType: 'TAG_TYPE_USER',
+  quota: 'userTags',
+  store: (repos) => ({
+    get: (org, id) => repos.userTags.get(org, id),
+    findByName: (org, name) => repos.userTags.findByName(org, name),
+    insert: (row) => repos.userTags.insert(row),
+    rename: (org, id, name, now) => repos.userTags.rename(org, id, name, now),
+    assign: (org, id, userIds) => repos.userTags.addUsers(org, id, userIds),
+    unassign: (id, userIds) => repos.userTags.removeUsers(id, userIds),
+  }),
+  requireMembers: async (repos, organizationId, userIds, field) =>
+    (await requireAll(userIds, (ids) => repos.users.getMany(organizationId, ids), `${field}: user not found`)).ids,
+};
 
-async function requireUsers(repos: Repositories, organizationId: string, userIds: string[], field: string): Promise<string[]> {
-  return (await requireAll(userIds, (ids) => repos.users.getMany(organizationId, ids), `${field}: user not found`)).ids;
-}
-
-async function requireUniqueName(repos: Repositories, organizationId: string, name: string, exceptId?: string) {
-  const clash = await repos.userTags.findByName(organizationId, name);
-  if (clash && clash.id !== exceptId) {
-    throw new SigilError('CONFLICT', `a user tag named ${JSON.stringify(name)} already exists in this organization`);
-  }
-}
-
-export async function requireTag(repos: Repositories, organizationId: string, tagId: string): Promise<UserTagRow> {
-  const tag = await repos.userTags.get(organizationId, tagId);
-  if (!tag) throw notFound(`user tag not found: ${tagId}`);
-  return tag;
-}
+export const requireTag = (repos: Repositories, organizationId: string, tagId: string) => requireTagOf(USER_TAGS, repos, organizationId, tagId);
 
 export async function createUserTag(ctx: ActivityContext, name: string, userIds: string[]) {
-  const orgId = ctx.organization.id;
-  checkName(name, 'userTagName');
-  await requireUniqueName(ctx.repos, orgId, name);
-  await reserve(ctx.repos, ctx.organization, 'userTags', 1);
-  const users = await requireUsers(ctx.repos, orgId, userIds, 'userIds');
-  const id = ctx.newId();
-  await ctx.repos.userTags.insert({ id, organization_id: orgId, name, created_at: ctx.now, updated_at: ctx.now });
-  await ctx.repos.userTags.addUsers(orgId, id, users);
-  return { userTagId: id, userIds: users };
+  const { tagId, memberIds } = await createTag(ctx, USER_TAGS, { name, memberIds: userIds }, { name: 'userTagName', members: 'userIds' });
+  return { userTagId: tagId, userIds: memberIds };
 }
 
 export async function updateUserTag(
   ctx: ActivityContext,
   p: { userTagId: string; newUserTagName?: string; addUserIds: string[]; removeUserIds: string[] },
 ) {
-  const orgId = ctx.organization.id;
-  const tag = await requireTag(ctx.repos, orgId, p.userTagId);
-  if (p.newUserTagName !== undefined && p.newUserTagName !== '' && p.newUserTagName !== tag.name) {
-    checkName(p.newUserTagName, 'newUserTagName');
-    await requireUniqueName(ctx.repos, orgId, p.newUserTagName, tag.id);
-    await ctx.repos.userTags.rename(orgId, tag.id, p.newUserTagName, ctx.now);
-  }
-  const overlap = p.addUserIds.filter((u) => p.removeUserIds.includes(u));
-  if (overlap.length > 0) throw invalid(`a user cannot be both added and removed: ${overlap.join(', ')}`);
-  await ctx.repos.userTags.addUsers(orgId, tag.id, await requireUsers(ctx.repos, orgId, p.addUserIds, 'addUserIds'));
-  await ctx.repos.userTags.removeUsers(tag.id, await requireUsers(ctx.repos, orgId, p.removeUserIds, 'removeUserIds'));
-  return { userTagId: tag.id };
+  const { tagId } = await updateTag(
+    ctx,
+    USER_TAGS,
+    { tagId: p.userTagId, newName: p.newUserTagName, add: p.addUserIds, remove: p.removeUserIds },
+    { newName: 'newUserTagName', add: 'addUserIds', remove: 'removeUserIds' },
+  );
+  return { userTagId: tagId };
 }
 
 export async function deleteUserTags(ctx: ActivityContext, tagIds: string[]) {
@@ -77,12 +58,4 @@ export async function deleteUserTags(ctx: ActivityContext, tagIds: string[]) {
   return { userTagIds: unique, userIds: [...affected] };
 }
 
-export function tagRecord(row: UserTagRow): TagRecord {
-  return {
-    tagId: row.id,
-    tagName: row.name,
-    tagType: 'TAG_TYPE_USER',
-    createdAt: timestamp(row.created_at),
-    updatedAt: timestamp(row.updated_at),
-  };
-}
+export const tagRecord = (row: UserTagRow) => tagRecordOf(USER_TAGS, row);
