@@ -4,10 +4,11 @@
 // users delete it, and only once its keys have been exported or deleteWithoutExport is set.
 import { SigilError, invalid } from '../errors/errors.js';
 import type { OrganizationRow } from '../store/index.js';
-import { buildApiKeyRows, insertApiKeys, type ApiKeyParams } from './api-keys.js';
-import { registerAuthenticators, type AuthenticatorParams } from './authenticators.js';
-import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
-import { registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
+import type { ApiKeyParams } from './api-keys.js';
+import type { AuthenticatorParams } from './authenticators.js';
+import { checkName } from './contacts.js';
+import type { OauthProviderParams } from './oauth-providers.js';
+import { insertUserWithCredentials } from './users.js';
 import type { ActivityContext } from './context.js';
 import { storeWallet, type WalletAccountParams } from './wallets.js';
 import { reserve } from './quotas.js';
@@ -57,28 +58,7 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
   const rootUserIds: string[] = [];
   const created: { id: string; user_email: string | null; user_phone_number: string | null }[] = [];
   for (const [i, u] of p.rootUsers.entries()) {
-    const field = `rootUsers[${i}]`;
-    checkName(u.userName, `${field}.userName`);
-    if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
-    if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
-    if (u.apiKeys.length === 0 && u.authenticators.length === 0 && u.oauthProviders.length === 0 && !u.userEmail && !u.userPhoneNumber) {
-      throw invalid(`${field}: a root user needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
-    }
-    const userId = ctx.newId();
-    await ctx.repos.users.insert({
-      id: userId,
-      organization_id: sub.id,
-      user_name: u.userName,
-      user_email: u.userEmail || null,
-      user_phone_number: u.userPhoneNumber || null,
-      email_verified_at: null,
-      phone_number_verified_at: null,
-      created_at: ctx.now,
-      updated_at: ctx.now,
-    });
-    await insertApiKeys(ctx.repos, sub.id, buildApiKeyRows(sub.id, userId, u.apiKeys, ctx.now, ctx.newId));
-    await registerAuthenticators(ctx, sub.id, userId, u.authenticators, `${field}.authenticators`);
-    await registerOauthProviders(ctx, sub.id, userId, u.oauthProviders, `${field}.oauthProviders`);
+    const userId = await insertUserWithCredentials(ctx, sub.id, u, `rootUsers[${i}]`, 'a root user');
     rootUserIds.push(userId);
     created.push({ id: userId, user_email: u.userEmail || null, user_phone_number: u.userPhoneNumber || null });
   }

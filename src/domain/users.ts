@@ -17,7 +17,7 @@ export interface UserParams {
   userPhoneNumber?: string;
   apiKeys: ApiKeyParams[];
   authenticators?: AuthenticatorParams[];
-  oauthProviders?: unknown[];
+  oauthProviders?: OauthProviderParams[];
   userTags?: string[];
 }
 
@@ -45,6 +45,41 @@ async function requireTags(repos: Repositories, organizationId: string, tagIds: 
   return (await requireAll(tagIds, (ids) => repos.userTags.getMany(organizationId, ids), `${field}: user tag not found`)).ids;
 }
 
+/**
+ * One user with its API keys, passkeys and OAuth providers, each checked, then written (create_users,
+ * and the root users of create_sub_organization). `who` names it in the one-credential message.
+ */
+export async function insertUserWithCredentials(
+  ctx: ActivityContext,
+  organizationId: string,
+  u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
+  field: string,
+  who: 'a user' | 'a root user',
+): Promise<string> {
+  checkName(u.userName, `${field}.userName`);
+  if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
+  if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
+  if (u.apiKeys.length === 0 && (u.authenticators?.length ?? 0) === 0 && (u.oauthProviders?.length ?? 0) === 0 && !u.userEmail && !u.userPhoneNumber) {
+    throw invalid(`${field}: ${who} needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
+  }
+  const userId = ctx.newId();
+  await ctx.repos.users.insert({
+    id: userId,
+    organization_id: organizationId,
+    user_name: u.userName,
+    user_email: u.userEmail || null,
+    user_phone_number: u.userPhoneNumber || null,
+    email_verified_at: null,
+    phone_number_verified_at: null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  await insertApiKeys(ctx.repos, organizationId, buildApiKeyRows(organizationId, userId, u.apiKeys, ctx.now, ctx.newId));
+  await registerAuthenticators(ctx, organizationId, userId, u.authenticators ?? [], `${field}.authenticators`);
+  await registerOauthProviders(ctx, organizationId, userId, u.oauthProviders ?? [], `${field}.oauthProviders`);
+  return userId;
+}
+
 /** Creates users with their API keys and tags; all or nothing (the caller's transaction). */
 export async function createUsers(ctx: ActivityContext, users: UserParams[]): Promise<string[]> {
   if (users.length === 0) throw invalid('users must list at least one user');
@@ -53,28 +88,8 @@ export async function createUsers(ctx: ActivityContext, users: UserParams[]): Pr
   const ids: string[] = [];
   for (const [i, u] of users.entries()) {
     const field = `users[${i}]`;
-    checkName(u.userName, `${field}.userName`);
-    if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
-    if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
-    if (u.apiKeys.length === 0 && (u.authenticators?.length ?? 0) === 0 && (u.oauthProviders?.length ?? 0) === 0 && !u.userEmail && !u.userPhoneNumber) {
-      throw invalid(`${field}: a user needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
-    }
     const tags = await requireTags(ctx.repos, orgId, u.userTags ?? [], `${field}.userTags`);
-    const userId = ctx.newId();
-    await ctx.repos.users.insert({
-      id: userId,
-      organization_id: orgId,
-      user_name: u.userName,
-      user_email: u.userEmail || null,
-      user_phone_number: u.userPhoneNumber || null,
-      email_verified_at: null,
-      phone_number_verified_at: null,
-      created_at: ctx.now,
-      updated_at: ctx.now,
-    });
-    await insertApiKeys(ctx.repos, orgId, buildApiKeyRows(orgId, userId, u.apiKeys, ctx.now, ctx.newId));
-    await registerAuthenticators(ctx, orgId, userId, u.authenticators ?? [], `${field}.authenticators`);
-    await registerOauthProviders(ctx, orgId, userId, (u.oauthProviders ?? []) as OauthProviderParams[], `${field}.oauthProviders`);
+    const userId = await insertUserWithCredentials(ctx, orgId, u, field, 'a user');
     await ctx.repos.users.setTags(orgId, userId, tags);
     ids.push(userId);
   }
