@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type RawResponse } from '../helpers/clients.js';
-import { dbSnapshot, type Snapshot } from '../helpers/db-snapshot.js';
+import { dbSnapshot, expectRefusedUnchanged, type Snapshot } from '../helpers/db-snapshot.js';
 
 let sigil: SigilInstance;
 let before: Snapshot;
@@ -27,16 +27,8 @@ function tagBody(overrides: Partial<ReturnType<typeof activityBody>> = {}) {
   return { ...activityBody(sigil.root.organizationId, 'ACTIVITY_TYPE_CREATE_USER_TAG', { userTagName: 'x', userIds: [] }), ...overrides };
 }
 
-async function expectRefused(res: RawResponse, status: number, code: number, turnkeyErrorCode: string, message: RegExp) {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual({
-    code,
-    message: expect.stringMatching(message),
-    details: [{ '@type': 'type.googleapis.com/errors.v1.TurnkeyErrorDetail', turnkeyErrorCode }, ...(res.body.details?.slice(1) ?? [])],
-  });
-  expect(res.headers.get('content-type')).toMatch(/application\/json/);
-  expect(await dbSnapshot(sigil)).toEqual(before);
-}
+const expectRefused = (res: RawResponse, status: number, code: number, turnkeyErrorCode: string, message: RegExp) =>
+  expectRefusedUnchanged(sigil, before, res, status, code, turnkeyErrorCode, message);
 
 describe('refusals change nothing', () => {
   it('missing stamp', async () => {

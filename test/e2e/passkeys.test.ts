@@ -14,7 +14,7 @@ import { TurnkeyClient } from '@turnkey/http';
 import { WebauthnStamper } from '@turnkey/webauthn-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type RawResponse } from '../helpers/clients.js';
-import { dbSnapshot, type Snapshot } from '../helpers/db-snapshot.js';
+import { dbSnapshot, expectRefusedUnchanged, type Snapshot } from '../helpers/db-snapshot.js';
 import { SoftwareAuthenticator, installNavigator } from '../helpers/software-authenticator.js';
 
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
@@ -238,16 +238,8 @@ describe('refused passkey stamps and registrations change nothing', () => {
     before = await dbSnapshot(sigil);
   });
 
-  async function expectRefused(res: RawResponse, status: number, code: number, turnkeyErrorCode: string, message: RegExp) {
-    expect(res.status).toBe(status);
-    expect(res.body).toEqual({
-      code,
-      message: expect.stringMatching(message),
-      details: [{ '@type': 'type.googleapis.com/errors.v1.TurnkeyErrorDetail', turnkeyErrorCode }, ...(res.body.details?.slice(1) ?? [])],
-    });
-    expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(await dbSnapshot(sigil)).toEqual(before);
-  }
+  const expectRefused = (res: RawResponse, status: number, code: number, turnkeyErrorCode: string, message: RegExp) =>
+    expectRefusedUnchanged(sigil, before, res, status, code, turnkeyErrorCode, message);
 
   it('accepts carol as a control', async () => {
     const ok = await passkeyPost(carol, 'query/whoami', whoamiBody());

@@ -3,7 +3,9 @@
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { SigilInstance } from './sigil.js';
+import type { RawResponse } from './clients.js';
 
 export type Snapshot = Record<string, unknown[]>;
 
@@ -44,4 +46,27 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
 /** Raw text of all stored values, for "no secret at rest" checks. */
 export async function dbText(sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>): Promise<string> {
   return JSON.stringify(await dbSnapshot(sigil));
+}
+
+/**
+ * A refusal exactly as the SDKs parse it (JSON `{code, message, details}` with the turnkeyErrorCode
+ * first, turnkey-contract.md §2.4), and every table as it was in `before`.
+ */
+export async function expectRefusedUnchanged(
+  sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>,
+  before: Snapshot,
+  res: RawResponse,
+  status: number,
+  code: number,
+  turnkeyErrorCode: string,
+  message: RegExp,
+): Promise<void> {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual({
+    code,
+    message: expect.stringMatching(message),
+    details: [{ '@type': 'type.googleapis.com/errors.v1.TurnkeyErrorDetail', turnkeyErrorCode }, ...(res.body.details?.slice(1) ?? [])],
+  });
+  expect(res.headers.get('content-type')).toMatch(/application\/json/);
+  expect(await dbSnapshot(sigil)).toEqual(before);
 }

@@ -4,6 +4,7 @@
 // (test/vectors/bundles.json). Contract: reference/turnkey-contract.md §4.2-§4.5, §4.7-§4.9, Traps 14-15.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { codeOf } from '../../helpers/crypto-errors.js';
 import { base58 } from '@scure/base';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import {
@@ -18,7 +19,6 @@ import {
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import {
   BUNDLE_VERSION,
-  CryptoError,
   formatHpkeBundle,
   makeCredentialBundle,
   makeExportBundle,
@@ -55,15 +55,6 @@ const signerKeys = generateP256KeyPair();
 const signer = new P256Signer(signerKeys.privateKey);
 const SIGNER_PUB = signer.publicKeyUncompressedHex;
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CryptoError);
-    return (e as CryptoError).code;
-  }
-  return undefined;
-}
 
 /** Re-sign an envelope after changing its data, so only the HPKE layer can notice the tampering. */
 function resign(bundle: string, mutate: (data: Record<string, string>) => void): string {

@@ -5,11 +5,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createBase58check } from '@scure/base';
 import { describe, expect, test } from 'vitest';
+import { codeOf } from '../../helpers/crypto-errors.js';
 import { Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core';
 import { formatHpkeBuf, generateP256KeyPair as sdkGenerateP256KeyPair, hpkeDecrypt, hpkeEncrypt } from '@turnkey/crypto';
 import { HPKE_INFO, KEY_SCHEDULE_CONTEXT, open, seal, sealWithEphemeralKey } from '../../../src/crypto/hpke.js';
 import {
-  CryptoError,
   bytesToHex,
   compressPublicKey,
   concatBytes,
@@ -20,15 +20,6 @@ import {
 const vectors = JSON.parse(readFileSync(new URL('../../vectors/bundles.json', import.meta.url), 'utf8'));
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CryptoError);
-    return (e as CryptoError).code;
-  }
-  return undefined;
-}
 
 const suite = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
 const info = utf8(HPKE_INFO);

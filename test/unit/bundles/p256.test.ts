@@ -2,6 +2,7 @@
 // and an independent implementation (@noble/curves). Contract: reference/turnkey-contract.md §1.1, §1.2,
 // §1.5, Traps 4-5.
 import { describe, expect, test } from 'vitest';
+import { codeOf } from '../../helpers/crypto-errors.js';
 import { verify as nodeVerify, createPublicKey } from 'node:crypto';
 import { p256 as nobleP256 } from '@noble/curves/nist.js';
 import {
@@ -13,7 +14,6 @@ import {
 } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import {
-  CryptoError,
   P256Signer,
   P256_N,
   bytesToHex,
@@ -37,15 +37,6 @@ import {
 
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CryptoError);
-    return (e as CryptoError).code;
-  }
-  return undefined;
-}
 
 function bigTo32(n: bigint): Uint8Array {
   return hexToBytes(n.toString(16).padStart(64, '0'));
