@@ -140,6 +140,18 @@ export function compressPublicKeyHex(publicKey: BytesLike): string {
   return bytesToHex(compressPublicKey(publicKey));
 }
 
+/**
+ * Whether two hex P-256 public keys (compressed or not, any case, optional 0x) are the same point;
+ * false when either is not a key.
+ */
+export function samePublicKey(a: string, b: string): boolean {
+  try {
+    return compressPublicKeyHex(a.toLowerCase().replace(/^0x/, '')) === compressPublicKeyHex(b.toLowerCase().replace(/^0x/, ''));
+  } catch {
+    return false;
+  }
+}
+
 /** Lowercase hex (130 chars) of the uncompressed key: the form bundles carry (`enclaveQuorumPublic`, `targetPublic`). */
 export function decompressPublicKeyHex(publicKey: BytesLike): string {
   return bytesToHex(decompressPublicKey(publicKey));

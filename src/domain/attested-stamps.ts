@@ -10,7 +10,7 @@
 // The organization answered is the user's, so a login submitted with the parent's id runs in the
 // user's sub-organization, as @turnkey/core expects.
 import type { AttestedStamp } from '../auth/stamp.js';
-import { compressPublicKeyHex } from '../crypto/p256.js';
+import { samePublicKey } from '../crypto/p256.js';
 import { SigilError } from '../errors/errors.js';
 import type { OrganizationRow, Repositories, UserRow } from '../store/index.js';
 import type { Caller, Services } from './context.js';
@@ -19,14 +19,6 @@ import { userWithContact } from './otp.js';
 import { acceptVerificationToken, markVerifiedByLogin } from './verified-contacts.js';
 
 const unauthenticated = (why: string) => new SigilError('UNAUTHENTICATED', `could not verify attested stamp: ${why}`);
-
-function sameKey(a: string, b: string): boolean {
-  try {
-    return compressPublicKeyHex(a.toLowerCase().replace(/^0x/, '')) === compressPublicKeyHex(b.toLowerCase().replace(/^0x/, ''));
-  } catch {
-    return false;
-  }
-}
 
 async function userWithOauthIdentity(repos: Repositories, org: OrganizationRow, identity: { issuer: string; audience: string; subject: string }): Promise<UserRow> {
   let orgIds = [org.id];
@@ -58,7 +50,7 @@ export async function attestedCaller(
   if (stamp.scheme === 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') {
     const ctx = { repos, services, now, organization: target };
     const claims = await acceptVerificationToken(ctx, stamp.publicKeyAttestation, [target.id, target.parent_organization_id]);
-    if (claims.public_key === undefined || !sameKey(claims.public_key, stamp.publicKey)) {
+    if (claims.public_key === undefined || !samePublicKey(claims.public_key, stamp.publicKey)) {
       throw unauthenticated("the stamp's public key is not the public key the verification token was issued for");
     }
     user = await userWithContact(ctx, claims);

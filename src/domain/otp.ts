@@ -23,7 +23,7 @@
 // database lock is held while a message is sent.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { makeOtpEncryptionTargetBundle, openOtpBundle } from '../crypto/bundles.js';
-import { compressPublicKeyHex, generateP256KeyPair, isValidPublicKey, verifyP256Raw } from '../crypto/p256.js';
+import { generateP256KeyPair, isValidPublicKey, samePublicKey, verifyP256Raw } from '../crypto/p256.js';
 import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { OtpRow, UserRow } from '../store/index.js';
@@ -331,42 +331,54 @@ export function readVerificationToken(token: string, signerPublicKey: Uint8Array
   return { exp: Number(exp), id, organization_id: org, verification_type: type as OtpType, contact, ...(pub !== undefined ? { public_key: pub } : {}) };
 }
 
-const sameKey = (a: string, b: string) => {
-  try {
-    return compressPublicKeyHex(a.toLowerCase().replace(/^0x/, '')) === compressPublicKeyHex(b.toLowerCase().replace(/^0x/, ''));
-  } catch {
-    return false;
-  }
-};
-
 /** The client signature over the login token-usage message (contract §1.5), by the token's key. */
-function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, sessionKey: string): void {
+/**
+ * A client signature over a token usage (contract §1.5): scheme P-256, by the verification token's own
+ * key ("the signature's public key must match the public key contained within the OTP verification
+ * token"), raw r||s over the message, which must parse as JSON and pass `usage`'s check of its shape.
+ * `expected` describes that shape in the error.
+ */
+export function checkClientSignature(
+  sig: ClientSignature,
+  claims: Pick<VerificationClaims, 'public_key'>,
+  expected: string,
+  usage: (message: Record<string, any>) => void,
+): void {
+  if (claims.public_key === undefined) throw invalid('invalid clientSignature: the verification token is bound to no public key');
   if (sig.scheme !== 'CLIENT_SIGNATURE_SCHEME_API_P256') {
     throw invalid(`invalid clientSignature: scheme must be CLIENT_SIGNATURE_SCHEME_API_P256, got ${JSON.stringify(sig.scheme)}`);
   }
-  if (!sameKey(sig.publicKey, claims.public_key!)) {
-    throw invalid("invalid clientSignature: its public key must match the public key contained within the OTP verification token");
+  if (!samePublicKey(sig.publicKey, claims.public_key)) {
+    throw invalid('invalid clientSignature: its public key must match the public key contained within the OTP verification token');
   }
-  let usage: { login?: { publicKey?: unknown }; tokenId?: unknown; type?: unknown };
+  let message: unknown;
   try {
-    usage = JSON.parse(sig.message) as typeof usage;
+    message = JSON.parse(sig.message);
   } catch {
-    throw invalid('invalid clientSignature: message must be the JSON token usage {"login":{"publicKey":…},"tokenId":…,"type":"USAGE_TYPE_LOGIN"}');
+    message = undefined;
   }
-  if (usage?.type !== 'USAGE_TYPE_LOGIN' || usage.tokenId !== claims.id || typeof usage.login?.publicKey !== 'string') {
-    throw invalid('invalid clientSignature: message must be the login usage of this verification token (type USAGE_TYPE_LOGIN, its tokenId)');
-  }
-  if (!sameKey(usage.login.publicKey, sessionKey) && !sameKey(usage.login.publicKey, claims.public_key!)) {
-    throw invalid('invalid clientSignature: message login.publicKey is neither the session public key nor the token public key');
-  }
+  if (message === null || typeof message !== 'object') throw invalid(`invalid clientSignature: message must be the JSON token usage ${expected}`);
+  usage(message as Record<string, any>);
   const signature = sig.signature.toLowerCase().replace(/^0x/, '');
   let ok = false;
   try {
-    ok = /^[0-9a-f]{128}$/.test(signature) && verifyP256Raw(claims.public_key!, Buffer.from(sig.message, 'utf8'), signature);
+    ok = /^[0-9a-f]{128}$/.test(signature) && verifyP256Raw(claims.public_key, Buffer.from(sig.message, 'utf8'), signature);
   } catch {
     ok = false;
   }
   if (!ok) throw invalid('invalid clientSignature: the signature (raw r||s hex, P-256 SHA-256) does not verify with the token public key');
+}
+
+/** The login usage (otp_login): by the token's key, naming the session key or the token's own. */
+function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, sessionKey: string): void {
+  checkClientSignature(sig, claims, '{"login":{"publicKey":…},"tokenId":…,"type":"USAGE_TYPE_LOGIN"}', (usage) => {
+    if (usage.type !== 'USAGE_TYPE_LOGIN' || usage.tokenId !== claims.id || typeof usage.login?.publicKey !== 'string') {
+      throw invalid('invalid clientSignature: message must be the login usage of this verification token (type USAGE_TYPE_LOGIN, its tokenId)');
+    }
+    if (!samePublicKey(usage.login.publicKey, sessionKey) && !samePublicKey(usage.login.publicKey, claims.public_key!)) {
+      throw invalid('invalid clientSignature: message login.publicKey is neither the session public key nor the token public key');
+    }
+  });
 }
 
 /** The one user with the verified contact in the organization, else in one of its sub-organizations. */

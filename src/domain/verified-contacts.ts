@@ -7,12 +7,10 @@
 // A token has two uses, each spendable once: a login (otp_login, stamp_login with X-Stamp-Attested,
 // a contact update) and a signup (create_sub_organization, the auth proxy's signup). @turnkey/core's
 // OTP flow verifies one code, signs up with the token and then logs in with the same token.
-import { verifyP256Raw } from '../crypto/p256.js';
-import { compressPublicKeyHex } from '../crypto/p256.js';
 import { invalid } from '../errors/errors.js';
 import type { UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
-import { readVerificationToken, type ClientSignature } from './otp.js';
+import { checkClientSignature, readVerificationToken, type ClientSignature } from './otp.js';
 
 export type ContactKind = 'email' | 'phone';
 
@@ -30,14 +28,6 @@ const contactOf = (user: Pick<UserRow, 'user_email' | 'user_phone_number'>, kind
 export function sameContact(kind: ContactKind, a: string | null | undefined, b: string): boolean {
   if (!a) return false;
   return kind === 'email' ? a.toLowerCase() === b.toLowerCase() : a === b;
-}
-
-function sameKey(a: string, b: string): boolean {
-  try {
-    return compressPublicKeyHex(a.toLowerCase().replace(/^0x/, '')) === compressPublicKeyHex(b.toLowerCase().replace(/^0x/, ''));
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -59,30 +49,11 @@ export async function acceptVerificationToken(
 
 /** The signup usage signature (contract §1.5): by the token's key, over {"signupV2":…,"tokenId",…,"type":"USAGE_TYPE_SIGNUP"}. */
 export function checkSignupSignature(sig: ClientSignature, claims: Claims): void {
-  if (claims.public_key === undefined) throw invalid('invalid clientSignature: the verification token is bound to no public key');
-  if (sig.scheme !== 'CLIENT_SIGNATURE_SCHEME_API_P256') {
-    throw invalid(`invalid clientSignature: scheme must be CLIENT_SIGNATURE_SCHEME_API_P256, got ${JSON.stringify(sig.scheme)}`);
-  }
-  if (!sameKey(sig.publicKey, claims.public_key)) {
-    throw invalid('invalid clientSignature: its public key must match the public key contained within the OTP verification token');
-  }
-  let usage: { type?: unknown; tokenId?: unknown };
-  try {
-    usage = JSON.parse(sig.message) as typeof usage;
-  } catch {
-    throw invalid('invalid clientSignature: message must be the JSON token usage {"signupV2":…,"tokenId":…,"type":"USAGE_TYPE_SIGNUP"}');
-  }
-  if (usage?.type !== 'USAGE_TYPE_SIGNUP' || usage.tokenId !== claims.id) {
-    throw invalid('invalid clientSignature: message must be the signup usage of this verification token (type USAGE_TYPE_SIGNUP, its tokenId)');
-  }
-  const signature = sig.signature.toLowerCase().replace(/^0x/, '');
-  let ok = false;
-  try {
-    ok = /^[0-9a-f]{128}$/.test(signature) && verifyP256Raw(claims.public_key, Buffer.from(sig.message, 'utf8'), signature);
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw invalid('invalid clientSignature: the signature (raw r||s hex, P-256 SHA-256) does not verify with the token public key');
+  checkClientSignature(sig, claims, '{"signupV2":…,"tokenId":…,"type":"USAGE_TYPE_SIGNUP"}', (usage) => {
+    if (usage.type !== 'USAGE_TYPE_SIGNUP' || usage.tokenId !== claims.id) {
+      throw invalid('invalid clientSignature: message must be the signup usage of this verification token (type USAGE_TYPE_SIGNUP, its tokenId)');
+    }
+  });
 }
 
 /**

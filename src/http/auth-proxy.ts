@@ -24,7 +24,7 @@ import {
 } from '../domain/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
 import { readVerificationToken } from '../domain/otp.js';
-import { sameContact } from '../domain/verified-contacts.js';
+import { contactKindOf, sameContact } from '../domain/verified-contacts.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { AuthProxyConfigRow, Repositories } from '../store/index.js';
@@ -150,7 +150,7 @@ async function account(call: ProxyCall, services: Services) {
     const token = optional<string>(body.verificationToken);
     if (token) {
       const claims = readVerificationToken(token, services.signer.publicKey, Date.now());
-      const kind = claims.verification_type === 'OTP_TYPE_EMAIL' ? 'email' : 'phone';
+      const kind = contactKindOf(claims);
       if (claims.organization_id !== config.organization_id || (kind === 'email') !== (type === 'EMAIL') || !sameContact(kind, claims.contact, filterValue)) {
         throw invalid('invalid verification token: it does not verify this contact for this organization');
       }

@@ -246,6 +246,25 @@ describe('auth proxy refusals', () => {
     expect(await dbSnapshot(sigil)).toEqual(before);
   });
 
+  it('a signup whose client signature is not the token key\'s signup usage creates nothing', async () => {
+    const email = 'gina@example.com';
+    const key = newKey();
+    const token = await verifiedToken(email, key);
+    const tokenId = decode(token).id;
+    const before = await dbSnapshot(sigil);
+    const signup = (clientSignature: unknown) =>
+      core().proxySignupV2({ userEmail: email, verificationToken: token, apiKeys: [], authenticators: [], oauthProviders: [], clientSignature } as never);
+    await expect(signup(await usageSignature(newKey(), { signupV2: { email }, tokenId, type: 'USAGE_TYPE_SIGNUP' }))).rejects.toThrow(
+      /its public key must match the public key contained within the OTP verification token/,
+    );
+    await expect(signup(await usageSignature(key, { login: { publicKey: key.apiPublicKey }, tokenId, type: 'USAGE_TYPE_LOGIN' }))).rejects.toThrow(
+      /must be the signup usage of this verification token/,
+    );
+    const forged = { ...(await usageSignature(key, { signupV2: { email }, tokenId, type: 'USAGE_TYPE_SIGNUP' })), message: JSON.stringify({ signupV2: {}, tokenId, type: 'USAGE_TYPE_SIGNUP' }) };
+    await expect(signup(forged)).rejects.toThrow(/does not verify with the token public key/);
+    expect(await dbSnapshot(sigil)).toEqual(before);
+  });
+
   it('an attested stamp only logs in, only with the key its token names', async () => {
     const email = 'frank@example.com';
     const key = newKey();
