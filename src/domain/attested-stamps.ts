@@ -54,7 +54,7 @@ export async function attestedCaller(
       throw unauthenticated("the stamp's public key is not the public key the verification token was issued for");
     }
     user = await userWithContact(ctx, claims);
-    if (!(await repos.otps.spendToken(claims.id, now))) {
+    if (!(await repos.otps.spendToken(claims.id, now, 'login'))) {
       throw new SigilError('REQUEST_INVALID', 'invalid verification token: it has already been used to log in; verify a new code');
     }
     await markVerifiedByLogin(ctx, user, claims);

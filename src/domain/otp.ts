@@ -397,6 +397,8 @@ export async function userWithContact(ctx: Pick<ActivityContext, 'repos' | 'orga
   return users[0];
 }
 
+const LEGACY_OTP_LOGIN = 'ACTIVITY_TYPE_OTP_LOGIN';
+
 /** otp_login (V2; the legacy type without clientSignature for tokens bound to no key). */
 export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise<{ session: string }> {
   if (p.sessionProfileId) {
@@ -409,6 +411,11 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
     throw tokenRefused(`it was issued for organization ${claims.organization_id}, which is neither this organization nor its parent`);
   }
   const sessionKey = sessionPublicKey(p.publicKey, 'publicKey');
+  // OTP_LOGIN_V2 is the flow of key-bound tokens (its clientSignature is by the token's key); only
+  // the legacy type takes a token bound to no key, as the legacy verify_otp could issue one.
+  if (claims.public_key === undefined && ctx.activityType !== LEGACY_OTP_LOGIN) {
+    throw tokenRefused(`it is bound to no public key, so it cannot log in with ${ctx.activityType}: verify the code with encryptedOtpBundle (VERIFY_OTP_V2) or with a publicKey`);
+  }
   if (claims.public_key !== undefined) {
     if (!p.clientSignature) throw invalid('clientSignature is required: the verification token is bound to a public key');
     checkLoginSignature(p.clientSignature, claims, sessionKey);
@@ -416,7 +423,7 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
   const row = await ctx.repos.otps.findByToken(claims.id);
   if (!row) throw tokenRefused('it is unknown to this deployment');
   const user = await userWithContact(ctx, claims);
-  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now))) throw tokenRefused('it has already been used; verify a new code');
+  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, 'login'))) throw tokenRefused('it has already been used; verify a new code');
   await markVerifiedByLogin(ctx, user, claims);
 
   return openLoginSession(ctx, user, {

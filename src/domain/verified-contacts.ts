@@ -4,9 +4,15 @@
 // for the signup client signature). A verified email or phone number is what list_verified_suborgs
 // filters on.
 //
-// A token has two uses, each spendable once: a login (otp_login, stamp_login with X-Stamp-Attested,
-// a contact update) and a signup (create_sub_organization, the auth proxy's signup). @turnkey/core's
-// OTP flow verifies one code, signs up with the token and then logs in with the same token.
+// A token is spent as a whole by its first use (a login through otp_login or an attested stamp_login,
+// a contact update, a signup), with one exception Turnkey's own client documents: @turnkey/core's
+// signUpWithOtp signs up with a key-bound token and then logs in with the same token
+// (loginWithOtp), so a key-bound token's signup leaves its login use, which only the holder of the
+// token's key can spend (a clientSignature or an attested stamp by that key). A token bound to no
+// key (the legacy verify_otp without publicKey) proves the contact to whoever holds it, so it is
+// accepted only where the legacy flow takes it: the legacy OTP_LOGIN, contact updates, and
+// create_sub_organization before V8 (semantics §2: "V8 accepts only enclave-issued (V2)
+// verification tokens"), and its signup spends it whole.
 import { invalid } from '../errors/errors.js';
 import type { UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
@@ -56,10 +62,14 @@ export function checkSignupSignature(sig: ClientSignature, claims: Claims): void
   });
 }
 
+const CURRENT_SIGNUP = 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8';
+
 /**
  * create_sub_organization with a verificationToken: the token (issued by the creating
  * organization) proves the contact of one of the new root users, whose contact becomes verified.
- * The token's signup use is spent; a clientSignature, when given, must be the signup usage.
+ * A key-bound token needs the clientSignature of its signup usage by that key ("only required if a
+ * public key was provided during the verification step") and keeps its login use; a token bound to
+ * no key is taken by the versions before V8 only, and is then spent whole.
  */
 export async function verifyContactAtSignup(
   ctx: ActivityContext,
@@ -68,13 +78,19 @@ export async function verifyContactAtSignup(
   users: Pick<UserRow, 'id' | 'user_email' | 'user_phone_number'>[],
 ): Promise<void> {
   const claims = await acceptVerificationToken(ctx, p.verificationToken, [ctx.organization.id]);
-  if (p.clientSignature) checkSignupSignature(p.clientSignature, claims);
+  const bound = claims.public_key !== undefined;
+  if (bound) {
+    if (!p.clientSignature) throw invalid('clientSignature is required: the verification token is bound to a public key, so its signup usage must be signed by that key');
+    checkSignupSignature(p.clientSignature, claims);
+  } else if (ctx.activityType === CURRENT_SIGNUP) {
+    throw refused(`it is bound to no public key, and ${CURRENT_SIGNUP} takes only key-bound tokens: verify the code with encryptedOtpBundle (VERIFY_OTP_V2)`);
+  }
   const kind = contactKindOf(claims);
   const user = users.find((u) => sameContact(kind, contactOf(u, kind), claims.contact));
   if (!user) {
     throw invalid(`invalid verification token: it verifies ${claims.contact}, which is not the ${kind === 'email' ? 'userEmail' : 'userPhoneNumber'} of any root user`);
   }
-  if (!(await ctx.repos.otps.spendTokenForSignup(claims.id, ctx.now))) throw refused('it has already been used for a signup; verify a new code');
+  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, bound ? 'signup' : 'whole'))) throw refused('it has already been used; verify a new code');
   await ctx.repos.users.markContactVerified(organizationId, user.id, kind, ctx.now);
 }
 
@@ -86,7 +102,7 @@ export async function markVerifiedByLogin(ctx: Pick<ActivityContext, 'repos' | '
 
 /**
  * update_user_email / update_user_phone_number with a verificationToken: the token must name the
- * new contact; its login use is spent. Answers whether the new contact is verified.
+ * new contact; it is spent whole. Answers whether the new contact is verified.
  */
 export async function verifyContactUpdate(ctx: ActivityContext, kind: ContactKind, newContact: string, token: string | undefined): Promise<boolean> {
   if (token === undefined || token === '') return false;
@@ -94,6 +110,6 @@ export async function verifyContactUpdate(ctx: ActivityContext, kind: ContactKin
   if (contactKindOf(claims) !== kind || !sameContact(kind, newContact, claims.contact)) {
     throw refused(`it verifies ${claims.contact}, not ${newContact}`);
   }
-  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now))) throw refused('it has already been used; verify a new code');
+  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, 'whole'))) throw refused('it has already been used; verify a new code');
   return true;
 }

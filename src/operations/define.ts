@@ -46,14 +46,29 @@ export interface ActivityDeclaration<P = any, R = any> {
   authorization?: Authorization;
   /** `activity.params` as policies see them (turnkey-semantics.md §1.3 "activity.params"). */
   policyParams?: (params: P) => Record<string, unknown>;
-  /** The keywords this activity populates for policies: wallet, private_key, eth.tx… (§1.4 "Keyword population"). */
-  policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext>;
+  /**
+   * The keywords this activity populates for policies: wallet, private_key, eth.tx… (§1.4 "Keyword
+   * population"). A list means the activity is judged once per element, each as its single
+   * counterpart would be (sign_raw_payloads: one per payload), and it is allowed only when every
+   * element is.
+   */
+  policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext | PolicyContext[]>;
   /** The facts an app proof states for this activity when the submission sets generateAppProofs. */
   appProofFacts?: (ctx: ActivityContext, params: P, result: R) => Record<string, unknown>[];
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
-  /** Parameter fields never logged or stored in plaintext. */
+  /**
+   * Parameter fields holding bearer secrets (src/operations/secret-fields.ts), by path
+   * (`clientSignature`, `rootUsers[].oauthProviders[].oidcToken`): replaced by `<redacted>` in the
+   * stored intent, and the vote keeps the body's fingerprint instead of the body. The registry
+   * refuses to start when the schema has a secret field not declared here.
+   */
   secretFields?: string[];
+  /**
+   * Result fields holding bearer secrets (a verification token, an OIDC token): the submitter reads
+   * them in the submit response; the stored result, and so get_activity, shows `<redacted>`.
+   */
+  resultSecretFields?: string[];
   /**
    * Login activities: when the stamp's credential is not in the target organization or its parent,
    * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).

@@ -13,6 +13,7 @@ export const createOauthProvidersOp = defineActivity<{ userId: string; oauthProv
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),
   selfService: (caller, p) => caller.user.id === p.userId,
+  secretFields: ['oauthProviders[].oidcToken'],
   execute: (ctx, p) => createOauthProviders(ctx, p),
 });
 

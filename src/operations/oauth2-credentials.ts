@@ -52,6 +52,8 @@ export const oauth2AuthenticateOp = defineActivity<Oauth2AuthenticateParams, { o
   policyParams: (p) => ({ oauth2_credential_id: p.oauth2CredentialId }),
   // The code and its PKCE verifier are one-time secrets of the login.
   secretFields: ['authCode', 'codeVerifier'],
+  // The id_token it issues logs in whoever holds the key its nonce names; never stored readable.
+  resultSecretFields: ['oidcToken'],
   // It writes nothing but its own record, and the provider round trips must not hold a write lock.
   execution: 'pure',
   execute: (ctx, p) => oauth2Authenticate(ctx, p),

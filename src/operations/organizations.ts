@@ -81,6 +81,8 @@ export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParam
   aliases: [subOrganizationAlias(7), subOrganizationAlias(6), subOrganizationAlias(5), subOrganizationAlias(4)],
   result: 'createSubOrganizationResultV8',
   policy: { resource: 'ORGANIZATION', action: 'CREATE' },
+  // The verification token and its signup signature log a user in; OIDC tokens are bearer tokens.
+  secretFields: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
   appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? derivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
   execute: (ctx, p) => createSubOrganization(ctx, p),
 });

@@ -43,6 +43,8 @@ export const verifyOtpOp = defineActivity<VerifyOtpParams, unknown>({
   result: 'verifyOtpResult',
   policy: { resource: 'OTP', action: 'VERIFY' },
   secretFields: ['otpCode', 'encryptedOtpBundle'],
+  // The token logs its contact in: the submitter reads it in the submit response only.
+  resultSecretFields: ['verificationToken'],
   // A wrong code must stay counted although the activity fails: the attempt is its own commit.
   execution: 'pure',
   execute: (ctx, p) => verifyOtp(ctx, p),
@@ -55,7 +57,7 @@ export const otpLoginOp = defineActivity<OtpLoginParams, unknown>({
   result: 'otpLoginResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
-  secretFields: ['verificationToken'],
+  secretFields: ['verificationToken', 'clientSignature'],
   execute: (ctx, p) => otpLogin(ctx, p),
 });
 
@@ -67,7 +69,8 @@ export const initOtpAuthOp = defineActivity<InitOtpParams, unknown>({
     { type: 'ACTIVITY_TYPE_INIT_OTP_AUTH', result: 'initOtpAuthResult' },
   ],
   result: 'initOtpAuthResultV2',
-  policy: { resource: 'OTP', action: 'CREATE' },
+  // AUTH/CREATE, as semantics §1.3 lists INIT_OTP_AUTH_V3 (init_otp is OTP/CREATE).
+  policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
   execution: 'pure',
   execute: async (ctx, p) => ({ otpId: (await initOtp(ctx, p, 'OTP_AUTH')).otpId }),

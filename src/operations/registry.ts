@@ -3,6 +3,7 @@
 // operation here by path and never by a switch on names.
 import { definitions, hasDefinition, intentDefinitionOf, intentMemberOf } from '../schemas/index.js';
 import type { ActivityDeclaration, Declaration, QueryDeclaration } from './define.js';
+import { covers, secretFieldsOf } from './secret-fields.js';
 import * as activities from './activities.js';
 import * as apiKeys from './api-keys.js';
 import * as authenticators from './authenticators.js';
@@ -48,6 +49,33 @@ export interface ActivityTypeBinding {
   adapt?: (params: any) => any;
 }
 
+/** The swagger definition a v1Result member refers to, e.g. verifyOtpResult → v1VerifyOtpResult. */
+function resultDefinitionOf(member: string): string | undefined {
+  const ref: string | undefined = definitions.v1Result?.properties?.[member]?.$ref;
+  return ref?.replace('#/definitions/', '');
+}
+
+/**
+ * Every bearer secret an operation's parameters or result can carry (src/operations/secret-fields.ts,
+ * found from the schema by field name and type) must be declared secret, so the pipeline redacts it
+ * from the stored intent, result and vote; otherwise the registry, and so the server, refuses to start.
+ */
+function checkSecretsDeclared(d: ActivityDeclaration, type: string, parameterDefinitions: string[], result: string | undefined): void {
+  for (const def of parameterDefinitions) {
+    for (const f of secretFieldsOf(def, 'parameters')) {
+      if (!covers(d.secretFields, f.path)) {
+        throw new Error(`registry: ${d.path} (${type}) has the parameter ${f.path} (${f.kind}, in ${def}) that secretFields does not declare`);
+      }
+    }
+  }
+  const resultDef = result ? resultDefinitionOf(result) : undefined;
+  for (const f of resultDef ? secretFieldsOf(resultDef, 'results') : []) {
+    if (!covers(d.resultSecretFields, f.path)) {
+      throw new Error(`registry: ${d.path} (${type}) answers ${f.path} (${f.kind}, in ${resultDef}) that resultSecretFields does not declare`);
+    }
+  }
+}
+
 export class Registry {
   readonly activities = new Map<string, ActivityDeclaration>();
   readonly queries = new Map<string, QueryDeclaration>();
@@ -86,6 +114,7 @@ export class Registry {
         const result = alias.result ?? d.result;
         if (result !== undefined && !(result in resultMembers)) throw new Error(`registry: ${type} names unknown result member ${result}`);
         bindings.set(type, { type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt });
+        checkSecretsDeclared(d, type, alias.parameters ?? [own], result);
         this.byType.set(type, { decl: d, binding: bindings.get(type)! });
       }
       this.activities.set(d.path, d);

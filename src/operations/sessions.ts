@@ -21,6 +21,8 @@ export const createReadOnlySessionOp = defineActivity<Record<string, never>, unk
   result: 'createReadOnlySessionResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
   selfService: () => true,
+  // A read-only session is itself the credential (X-Session): a bearer token.
+  resultSecretFields: ['session'],
   execute: (ctx) => createReadOnlySession(ctx),
 });
 

@@ -12,6 +12,7 @@ export const createUsersOp = defineActivity<{ users: UserParams[] }, { userIds: 
   aliases: ['ACTIVITY_TYPE_CREATE_USERS_V3', 'ACTIVITY_TYPE_CREATE_USERS_V2'],
   result: 'createUsersResult',
   policy: { resource: USER_RESOURCE, action: 'CREATE' },
+  secretFields: ['users[].oauthProviders[].oidcToken'],
   execute: async (ctx, p) => ({ userIds: await createUsers(ctx, p.users) }),
 });
 
@@ -47,6 +48,7 @@ export const updateUserEmailOp = defineActivity<{ userId: string; userEmail: str
   type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
   result: 'updateUserEmailResult',
   policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  secretFields: ['verificationToken'],
   execute: async (ctx, p) => {
     const email = await verifyContactUpdate(ctx, 'email', p.userEmail, p.verificationToken);
     await updateUser(ctx, p.userId, { userEmail: p.userEmail }, { email });
@@ -62,6 +64,7 @@ export const updateUserPhoneNumberOp = defineActivity<
   type: 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER',
   result: 'updateUserPhoneNumberResult',
   policy: { resource: USER_RESOURCE, action: 'UPDATE' },
+  secretFields: ['verificationToken'],
   execute: async (ctx, p) => {
     const phone = await verifyContactUpdate(ctx, 'phone', p.userPhoneNumber, p.verificationToken);
     await updateUser(ctx, p.userId, { userPhoneNumber: p.userPhoneNumber }, { phone });

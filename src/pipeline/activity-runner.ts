@@ -8,23 +8,27 @@ import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
 import { proveFacts } from '../domain/app-proofs.js';
-import { SigilError } from '../errors/errors.js';
+import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { isUniqueViolation, type ActivityRow, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { checkWritesOwnOrganization, decide, type Decision } from './authorize.js';
+import { checkWritesOwnOrganization, decide, includedInConsensus, type Decision } from './authorize.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PipelineResponse } from './pipeline.js';
+import { redactSecrets } from '../operations/secret-fields.js';
 
 const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activityId, column: 'pending_parameters' });
 
-/** Replaces secret parameter values before the intent is stored or echoed. */
-function redact(params: Record<string, unknown>, secretFields: string[] | undefined): Record<string, unknown> {
-  if (!secretFields || secretFields.length === 0) return params;
-  const copy = { ...params };
-  for (const f of secretFields) if (f in copy) copy[f] = '<redacted>';
-  return copy;
+/**
+ * The stored result of an activity: its result member with the declared secret fields redacted
+ * (src/operations/secret-fields.ts), and the same unredacted for the submit response alone.
+ */
+function resultBodies(decl: ActivityDeclaration, member: string | undefined, result: unknown): { stored: string; answered: string } {
+  if (!member) return { stored: '{}', answered: '{}' };
+  const answered = JSON.stringify({ [member]: result ?? {} });
+  if (!decl.resultSecretFields?.length) return { stored: answered, answered };
+  return { stored: JSON.stringify({ [member]: redactSecrets(result ?? {}, decl.resultSecretFields) }), answered };
 }
 
 /** How many signatures a completed signing result holds (sign_raw_payloads holds several). */
@@ -100,7 +104,7 @@ export class ActivityRunner {
       type: binding.type,
       status: ActivityStatus.CREATED,
       fingerprint,
-      intent: JSON.stringify({ [binding.intentMember]: redact(s.intentParams, decl.secretFields) }),
+      intent: JSON.stringify({ [binding.intentMember]: redactSecrets(s.intentParams, decl.secretFields) }),
       result: null,
       failure: null,
       pending_parameters: null,
@@ -124,9 +128,13 @@ export class ActivityRunner {
       hookContext: { ...base, repos: store.repos },
     });
     if (decision.outcome === 'deny') throw decision.error;
+    // The submit response is the one place a result's secret fields are shown.
+    let answered: string | null = null;
     const complete = (result: unknown, ctx: ActivityContext) => {
       row.status = ActivityStatus.COMPLETED;
-      row.result = JSON.stringify(binding.result ? { [binding.result]: result ?? {} } : {});
+      const bodies = resultBodies(decl, binding.result, result);
+      row.result = bodies.stored;
+      answered = bodies.answered;
       if (s.appProofs && decl.appProofFacts) {
         row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
       }
@@ -172,7 +180,7 @@ export class ActivityRunner {
       }
       throw err;
     }
-    const response = await this.respond(decl.path, row, base.caller, [vote]);
+    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote]);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
   }
@@ -254,8 +262,14 @@ export class ActivityRunner {
       }
     }
     await store.transaction(async (repos) => {
+      // Locked and read again inside the transaction: of two final approvals arriving at once (two
+      // processes on one PostgreSQL), the second sees the first's outcome and runs nothing.
+      const current = await repos.activities.lockForVote(target.organization_id, target.id);
+      if (current?.status !== ActivityStatus.CONSENSUS_NEEDED) {
+        throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${current?.status ?? 'gone'})`);
+      }
       await alsoRecord?.(repos);
-      const status = await this.applyVote(repos, target, operation, base, selection, message);
+      const status = await this.applyVote(repos, current, operation, base, selection, message);
       await appendAudit(
         repos,
         voteEntry({
@@ -288,14 +302,9 @@ export class ActivityRunner {
         throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
       }
       const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
-      await repos.activities.insertVote(vote);
-      if (selection === 'VOTE_SELECTION_REJECTED') {
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
-        return ActivityStatus.REJECTED;
-      }
       const params = JSON.parse(services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
       const submitter = await this.submitterOf(repos, target, votes);
-      const decision: Decision = await decide({
+      const decision = {
         repos,
         decl: operation.decl,
         type: target.type,
@@ -305,11 +314,23 @@ export class ActivityRunner {
         votes: [...votes, vote],
         now: base.now,
         hookContext: { ...base, caller: submitter, repos },
-      });
-      await this.recordEvaluations(repos, target, vote, decision.evaluations);
-      if (decision.outcome === 'consensus_needed') return ActivityStatus.CONSENSUS_NEEDED;
-      if (decision.outcome === 'deny') {
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(decision.error) }, base.now);
+      };
+      // Voting, approving or rejecting, belongs to the users included in the consensus (§1.4).
+      if (!(await includedInConsensus({ ...decision, votes, voter: vote }))) {
+        throw notAuthorized(
+          `request not authorized: user ${base.caller.user.id} is not included in the consensus of activity ${target.id}; only the root quorum and users whose approval can count toward a consensus policy may approve or reject it`,
+        );
+      }
+      await repos.activities.insertVote(vote);
+      if (selection === 'VOTE_SELECTION_REJECTED') {
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
+        return ActivityStatus.REJECTED;
+      }
+      const outcome: Decision = await decide(decision);
+      await this.recordEvaluations(repos, target, vote, outcome.evaluations);
+      if (outcome.outcome === 'consensus_needed') return ActivityStatus.CONSENSUS_NEEDED;
+      if (outcome.outcome === 'deny') {
+        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(outcome.error) }, base.now);
         return ActivityStatus.FAILED;
       }
       // Consensus reached: run it as its submitter, inside a savepoint so a failing execution
@@ -317,7 +338,7 @@ export class ActivityRunner {
       const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
       try {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
-        const body = JSON.stringify(operation.binding.result ? { [operation.binding.result]: result ?? {} } : {});
+        const body = resultBodies(operation.decl, operation.binding.result, result).stored;
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
         return ActivityStatus.COMPLETED;
       } catch (err) {

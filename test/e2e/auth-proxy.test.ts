@@ -79,6 +79,10 @@ async function usageSignature(key: KeyPair, usage: Record<string, unknown>) {
   return { publicKey: key.apiPublicKey, scheme: 'CLIENT_SIGNATURE_SCHEME_API_P256' as const, message, signature };
 }
 
+/** The signup usage signature a key-bound token needs (semantics §2: "required if a public key was provided"). */
+const signupSignature = (key: KeyPair, token: string, contact: Record<string, string>) =>
+  usageSignature(key, { signupV2: contact, tokenId: decode(token).id, type: 'USAGE_TYPE_SIGNUP' });
+
 const attestedHeader = attestedStampHeader;
 
 /** stamp_login exactly as @turnkey/core's loginWithOtp submits it: the parent's id, attested stamp only. */
@@ -139,8 +143,15 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     expect(again.status).toBe(401);
     const before = await dbSnapshot(sigil);
     await expect(
-      core().proxySignupV2({ userEmail: email, verificationToken: token, apiKeys: [], authenticators: [], oauthProviders: [] } as never),
-    ).rejects.toThrow(/already been used for a signup/);
+      core().proxySignupV2({
+        userEmail: email,
+        verificationToken: token,
+        apiKeys: [],
+        authenticators: [],
+        oauthProviders: [],
+        clientSignature: await signupSignature(key, token, { email }),
+      } as never),
+    ).rejects.toThrow(/already been used/);
     const reLogin = await attestedLogin(key, token);
     expect(reLogin.body.message).toMatch(/already been used/);
     expect(await dbSnapshot(sigil)).toEqual(before);
@@ -150,7 +161,14 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     const email = 'dave@example.com';
     const first = newKey();
     const token = await verifiedToken(email, first);
-    const signup = await core().proxySignupV2({ userEmail: email, verificationToken: token, apiKeys: [], authenticators: [], oauthProviders: [] } as never);
+    const signup = await core().proxySignupV2({
+      userEmail: email,
+      verificationToken: token,
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+      clientSignature: await signupSignature(first, token, { email }),
+    } as never);
 
     const key = newKey();
     const token2 = await verifiedToken(email, key);
@@ -194,7 +212,14 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     const encryptedOtpBundle = await encryptOtpCodeToBundle(code, otpEncryptionTargetBundle, key.apiPublicKey, sigil.root.signerPublicKey);
     const { verificationToken } = await core().proxyVerifyOtpV2({ otpId, encryptedOtpBundle });
     expect(decode(verificationToken)).toMatchObject({ verification_type: 'OTP_TYPE_SMS', contact: phone });
-    const signup = await core().proxySignupV2({ userPhoneNumber: phone, verificationToken, apiKeys: [], authenticators: [], oauthProviders: [] } as never);
+    const signup = await core().proxySignupV2({
+      userPhoneNumber: phone,
+      verificationToken,
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+      clientSignature: await signupSignature(key, verificationToken, { phoneNumber: phone }),
+    } as never);
     expect((await core().proxyGetAccount({ filterType: 'PHONE_NUMBER', filterValue: phone, verificationToken })).organizationId).toBe(signup.organizationId);
     const login = await attestedLogin(key, verificationToken);
     expect(login.body.activity?.organizationId, JSON.stringify(login.body)).toBe(signup.organizationId);
@@ -269,7 +294,14 @@ describe('auth proxy refusals', () => {
     const email = 'frank@example.com';
     const key = newKey();
     const token = await verifiedToken(email, key);
-    await core().proxySignupV2({ userEmail: email, verificationToken: token, apiKeys: [], authenticators: [], oauthProviders: [] } as never);
+    await core().proxySignupV2({
+      userEmail: email,
+      verificationToken: token,
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+      clientSignature: await signupSignature(key, token, { email }),
+    } as never);
     const before = await dbSnapshot(sigil);
 
     const otherKey = newKey();

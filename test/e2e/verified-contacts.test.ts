@@ -7,6 +7,7 @@
 // answers under its own result member; ACTIVITY_TYPE_VERIFY_OTP takes the V2 body @turnkey/core sends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
+import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
@@ -31,13 +32,22 @@ function newKey(): KeyPair {
 }
 
 /** init_otp → mailed code → verify_otp (V2), all through @turnkey/sdk-server as the root user. */
-async function tokenFor(email: string, organizationId = sigil.root.organizationId): Promise<string> {
+async function tokenFor(email: string, key = newKey(), organizationId = sigil.root.organizationId): Promise<string> {
   const api = sdkServerClient(sigil, sigil.root, organizationId);
   const before = inbox.count(email);
   const { otpId, otpEncryptionTargetBundle } = await api.initOtp({ otpType: 'OTP_TYPE_EMAIL', contact: email, appName: 'Sigil Test' } as never);
   const code = codeIn(await inbox.next(email, before));
-  const encryptedOtpBundle = await encryptOtpCodeToBundle(code, otpEncryptionTargetBundle, newKey().apiPublicKey, sigil.root.signerPublicKey);
+  const encryptedOtpBundle = await encryptOtpCodeToBundle(code, otpEncryptionTargetBundle, key.apiPublicKey, sigil.root.signerPublicKey);
   return (await api.verifyOtp({ otpId, encryptedOtpBundle })).verificationToken;
+}
+
+/** A key-bound token with the signup usage signature its key makes (as @turnkey/core signs it). */
+async function signupProof(email: string): Promise<{ verificationToken: string; clientSignature: Record<string, string> }> {
+  const key = newKey();
+  const verificationToken = await tokenFor(email, key);
+  const message = JSON.stringify({ signupV2: { email }, tokenId: JSON.parse(atob(verificationToken.split('.')[1])).id, type: 'USAGE_TYPE_SIGNUP' });
+  const signature = await new ApiKeyStamper(key).sign(message, SignatureFormat.Raw);
+  return { verificationToken, clientSignature: { publicKey: key.apiPublicKey, scheme: 'CLIENT_SIGNATURE_SCHEME_API_P256', message, signature } };
 }
 
 const rootUser = (email: string) => ({ userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] });
@@ -49,7 +59,7 @@ describe('verified contacts', () => {
       subOrganizationName: 'verified',
       rootUsers: [rootUser('vera@example.com')],
       rootQuorumThreshold: 1,
-      verificationToken: await tokenFor('vera@example.com'),
+      ...(await signupProof('vera@example.com')),
     });
     const plain = await api.createSubOrganization({ subOrganizationName: 'plain', rootUsers: [rootUser('paul@example.com')], rootQuorumThreshold: 1 });
 
@@ -80,16 +90,16 @@ describe('verified contacts', () => {
 
   it('a token for an email no root user has is refused, and a token signs up once', async () => {
     const api = sdkServerClient(sigil);
-    const token = await tokenFor('owner@example.com');
+    const token = await signupProof('owner@example.com');
     const before = await dbSnapshot(sigil);
     await expect(
-      api.createSubOrganization({ subOrganizationName: 'x', rootUsers: [rootUser('other@example.com')], rootQuorumThreshold: 1, verificationToken: token }),
+      api.createSubOrganization({ subOrganizationName: 'x', rootUsers: [rootUser('other@example.com')], rootQuorumThreshold: 1, ...token }),
     ).rejects.toThrow(/it verifies owner@example\.com, which is not the userEmail of any root user/);
     expect(await dbSnapshot(sigil)).toEqual(before);
-    await api.createSubOrganization({ subOrganizationName: 'once', rootUsers: [rootUser('owner@example.com')], rootQuorumThreshold: 1, verificationToken: token });
+    await api.createSubOrganization({ subOrganizationName: 'once', rootUsers: [rootUser('owner@example.com')], rootQuorumThreshold: 1, ...token });
     await expect(
-      api.createSubOrganization({ subOrganizationName: 'twice', rootUsers: [rootUser('owner@example.com')], rootQuorumThreshold: 1, verificationToken: token }),
-    ).rejects.toThrow(/already been used for a signup/);
+      api.createSubOrganization({ subOrganizationName: 'twice', rootUsers: [rootUser('owner@example.com')], rootQuorumThreshold: 1, ...token }),
+    ).rejects.toThrow(/already been used/);
   });
 });
 

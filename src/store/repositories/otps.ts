@@ -75,25 +75,19 @@ export class OtpsRepo {
     return this.db.selectFrom('otps').selectAll().where('verification_token_id', '=', tokenId).executeTakeFirst();
   }
 
-  /** Spends a verification token; false when it already was spent. */
-  async spendToken(tokenId: string, now: number): Promise<boolean> {
-    const res = await this.db
+  /**
+   * Spends a verification token; false when the use is no longer available. `login` needs the
+   * token not yet used to log in (a key-bound token's signup may have come first); `signup` and
+   * `whole` need it entirely unused, and `whole` leaves nothing for later.
+   */
+  async spendToken(tokenId: string, now: number, use: 'login' | 'signup' | 'whole'): Promise<boolean> {
+    let q = this.db
       .updateTable('otps')
-      .set({ token_used_at: now })
+      .set(use === 'login' ? { token_used_at: now } : use === 'signup' ? { token_signup_used_at: now } : { token_used_at: now, token_signup_used_at: now })
       .where('verification_token_id', '=', tokenId)
-      .where('token_used_at', 'is', null)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
-  }
-
-  /** Spends a verification token's one signup use; false when it already was spent. */
-  async spendTokenForSignup(tokenId: string, now: number): Promise<boolean> {
-    const res = await this.db
-      .updateTable('otps')
-      .set({ token_signup_used_at: now })
-      .where('verification_token_id', '=', tokenId)
-      .where('token_signup_used_at', 'is', null)
-      .executeTakeFirst();
+      .where('token_used_at', 'is', null);
+    if (use !== 'login') q = q.where('token_signup_used_at', 'is', null);
+    const res = await q.executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 }
