@@ -16,37 +16,54 @@ export function activityKeyword(type: string, resource: string, action: string, 
   return { type, kind: activityKind(type), resource, action, params };
 }
 
+type ApprovalVote = Pick<VoteRow, 'user_id' | 'public_key' | 'selection'>;
+
+/** The users and credentials that approvals can name: what `approvers` and `credentials` are built from. */
+export interface ConsensusRecords {
+  users: Map<string, User>;
+  /** Every credential of those users, by the public key a vote records. */
+  credentials: Credential[];
+}
+
+/** Reads the records of `userIds` (all of the organization's users when omitted). */
+export async function loadConsensusRecords(repos: Repositories, organizationId: string, userIds?: string[]): Promise<ConsensusRecords> {
+  const rows = userIds ? await repos.users.getMany(organizationId, userIds) : await repos.users.list(organizationId);
+  const ids = rows.map((u) => u.id);
+  const [tags, keys, authenticators] = await Promise.all([
+    repos.users.tagIds(ids),
+    repos.apiKeys.listForUsers(organizationId, ids),
+    repos.authenticators.listForUsers(organizationId, ids),
+  ]);
+  return {
+    users: new Map(rows.map((u) => [u.id, { id: u.id, tags: tags.get(u.id) ?? [], email: u.user_email ?? '', alias: u.user_name }])),
+    credentials: [
+      ...keys.map((k) => ({ id: k.id, user_id: k.user_id, type: k.credential_type, public_key: k.public_key })),
+      // A passkey vote carries the authenticator's API-visible public key.
+      ...authenticators.map((a) => ({ id: a.id, user_id: a.user_id, type: WEBAUTHN_CREDENTIAL_TYPE, credential_id: a.credential_id, public_key: a.credential_public_key })),
+    ],
+  };
+}
+
+/** `approvers` and `credentials` from approving votes over records already read. */
+export function consensusKeywordsFrom(records: ConsensusRecords, votes: ApprovalVote[]): { approvers: User[]; credentials: Credential[] } {
+  const approving = votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED');
+  const userIds = [...new Set(approving.map((v) => v.user_id))];
+  const approvers = userIds.flatMap((id) => {
+    const user = records.users.get(id);
+    return user ? [user] : [];
+  });
+  const credentials = approving.flatMap((v) => records.credentials.filter((c) => c.user_id === v.user_id && c.public_key === v.public_key).slice(0, 1));
+  return { approvers, credentials };
+}
+
 /** `approvers` and `credentials` from the approving votes (the initiator's included). */
 export async function consensusKeywords(
   repos: Repositories,
   organizationId: string,
-  votes: Pick<VoteRow, 'user_id' | 'public_key' | 'selection'>[],
+  votes: ApprovalVote[],
 ): Promise<{ approvers: User[]; credentials: Credential[] }> {
-  const approving = votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED');
-  const userIds = [...new Set(approving.map((v) => v.user_id))];
-  const [users, tags, keys, authenticators] = await Promise.all([
-    repos.users.getMany(organizationId, userIds),
-    repos.users.tagIds(userIds),
-    repos.apiKeys.listForUsers(organizationId, userIds),
-    repos.authenticators.listForUsers(organizationId, userIds),
-  ]);
-  const byId = new Map(users.map((u) => [u.id, u]));
-  const approvers: User[] = userIds
-    .filter((id) => byId.has(id))
-    .map((id) => {
-      const u = byId.get(id)!;
-      return { id, tags: tags.get(id) ?? [], email: u.user_email ?? '', alias: u.user_name };
-    });
-  const credentials: Credential[] = approving.flatMap((v) => {
-    const key = keys.find((k) => k.user_id === v.user_id && k.public_key === v.public_key);
-    if (key) return [{ id: key.id, user_id: key.user_id, type: key.credential_type, public_key: key.public_key }];
-    // A passkey vote carries the authenticator's API-visible public key.
-    const passkey = authenticators.find((a) => a.user_id === v.user_id && a.credential_public_key === v.public_key);
-    return passkey
-      ? [{ id: passkey.id, user_id: passkey.user_id, type: WEBAUTHN_CREDENTIAL_TYPE, credential_id: passkey.credential_id, public_key: passkey.credential_public_key }]
-      : [];
-  });
-  return { approvers, credentials };
+  const userIds = [...new Set(votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED').map((v) => v.user_id))];
+  return consensusKeywordsFrom(await loadConsensusRecords(repos, organizationId, userIds), votes);
 }
 
 /** `wallet` + `wallet_account`, or `private_key`, for the key an activity signs or exports with. */

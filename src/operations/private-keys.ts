@@ -57,7 +57,7 @@ export const createPrivateKeyTagOp = defineActivity<{ privateKeyTagName: string;
   path: 'create_private_key_tag',
   type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEY_TAG',
   result: 'createPrivateKeyTagResult',
-  policy: { resource: 'PRIVATE_KEY_TAG', action: 'CREATE' },
+  policy: { resource: 'PRIVATE_KEY', action: 'CREATE' },
   execute: (ctx, p) => createPrivateKeyTag(ctx, p.privateKeyTagName, p.privateKeyIds),
 });
 
@@ -68,7 +68,7 @@ export const updatePrivateKeyTagOp = defineActivity<
   path: 'update_private_key_tag',
   type: 'ACTIVITY_TYPE_UPDATE_PRIVATE_KEY_TAG',
   result: 'updatePrivateKeyTagResult',
-  policy: { resource: 'PRIVATE_KEY_TAG', action: 'UPDATE' },
+  policy: { resource: 'PRIVATE_KEY', action: 'UPDATE' },
   execute: (ctx, p) => updatePrivateKeyTag(ctx, p),
 });
 
@@ -76,7 +76,7 @@ export const deletePrivateKeyTagsOp = defineActivity<{ privateKeyTagIds: string[
   path: 'delete_private_key_tags',
   type: 'ACTIVITY_TYPE_DELETE_PRIVATE_KEY_TAGS',
   result: 'deletePrivateKeyTagsResult',
-  policy: { resource: 'PRIVATE_KEY_TAG', action: 'DELETE' },
+  policy: { resource: 'PRIVATE_KEY', action: 'DELETE' },
   execute: (ctx, p) => deletePrivateKeyTags(ctx, p.privateKeyTagIds),
 });
 

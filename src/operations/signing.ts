@@ -60,7 +60,12 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   result: 'signRawPayloadsResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
-  policyContext: (ctx, p) => targetKeywords(ctx, p.signWith),
+  // Each payload is judged with its own keywords (eth.eip_712, eth.eip_7702_authorization), exactly
+  // as sign_raw_payload would judge it alone; the batch is signed only when every payload may be.
+  policyContext: async (ctx, p) => {
+    const target = await targetKeywords(ctx, p.signWith);
+    return p.payloads.map((payload) => ({ ...target, ...payloadPolicyKeywords(p.encoding, payload) }));
+  },
   appProofFacts: (ctx, p, r) => r.signatures.map((sig, i) => signatureFact(ctx.organization.id, p.signWith, p.payloads[i], sig)),
   execution: 'pure',
   execute: async (ctx, p) => {

@@ -1,5 +1,6 @@
 // User tag operations (swagger v1CreateUserTagIntent, v1UpdateUserTagIntent, v1DeleteUserTagsIntent,
-// v1ListUserTagsRequest).
+// v1ListUserTagsRequest). Policies see them as resource USER (turnkey-semantics.md §1.3): tags decide
+// consensus (`approvers.filter(user, user.tags.contains(...))`), so a rule over USER must govern them.
 import { createUserTag, deleteUserTags, tagRecord, updateUserTag } from '../domain/user-tags.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -7,7 +8,7 @@ export const createUserTagOp = defineActivity<{ userTagName: string; userIds: st
   path: 'create_user_tag',
   type: 'ACTIVITY_TYPE_CREATE_USER_TAG',
   result: 'createUserTagResult',
-  policy: { resource: 'USER_TAG', action: 'CREATE' },
+  policy: { resource: 'USER', action: 'CREATE' },
   execute: (ctx, p) => createUserTag(ctx, p.userTagName, p.userIds),
 });
 
@@ -18,7 +19,7 @@ export const updateUserTagOp = defineActivity<
   path: 'update_user_tag',
   type: 'ACTIVITY_TYPE_UPDATE_USER_TAG',
   result: 'updateUserTagResult',
-  policy: { resource: 'USER_TAG', action: 'UPDATE' },
+  policy: { resource: 'USER', action: 'UPDATE' },
   execute: (ctx, p) => updateUserTag(ctx, p),
 });
 
@@ -26,7 +27,7 @@ export const deleteUserTagsOp = defineActivity<{ userTagIds: string[] }, { userT
   path: 'delete_user_tags',
   type: 'ACTIVITY_TYPE_DELETE_USER_TAGS',
   result: 'deleteUserTagsResult',
-  policy: { resource: 'USER_TAG', action: 'DELETE' },
+  policy: { resource: 'USER', action: 'DELETE' },
   execute: (ctx, p) => deleteUserTags(ctx, p.userTagIds),
 });
 

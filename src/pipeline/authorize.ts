@@ -4,13 +4,14 @@
 // nothing else; otherwise the organization's policies decide over the activity, its resources and
 // the approvals so far. Users may manage their own credentials when no policy speaks to it, and a
 // root user below the threshold waits for the other root users.
-import { activityKeyword, consensusKeywords } from '../domain/policy-context.js';
+import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
 import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
+import type { PolicyContext } from '../policy/index.js';
 import type { OrganizationRow, Repositories, VoteRow } from '../store/index.js';
-import { evaluatePolicies, type PolicyEvaluation } from './policy-engine.js';
+import { evaluatePoliciesForEach, type PolicyEvaluation } from './policy-engine.js';
 
 export type Decision =
   | { outcome: 'allow'; evaluations: PolicyEvaluation[] }
@@ -30,7 +31,7 @@ export function checkWritesOwnOrganization(org: OrganizationRow, caller: Caller)
   }
 }
 
-export async function decide(input: {
+export interface DecisionInput {
   repos: Repositories;
   decl: ActivityDeclaration;
   type: string;
@@ -43,8 +44,22 @@ export async function decide(input: {
   now: number;
   /** For the declaration's policy hooks (reads only). */
   hookContext: OperationContext;
-}): Promise<Decision> {
-  const { repos, decl, type, org, params, votes } = input;
+}
+
+/** The activity's own keywords, one context per element it is judged on (a batch has several). */
+async function ownContexts(input: DecisionInput): Promise<PolicyContext[]> {
+  const own = input.decl.policyContext ? [await input.decl.policyContext(input.hookContext, input.params)].flat() : [];
+  // A batch with no elements is judged as the activity alone.
+  return own.length > 0 ? own : [{}];
+}
+
+function activityOf(input: DecisionInput) {
+  const { decl, type, params } = input;
+  return activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});
+}
+
+export async function decide(input: DecisionInput): Promise<Decision> {
+  const { repos, decl, type, org, votes } = input;
   const none: PolicyEvaluation[] = [];
   if (decl.authorization === 'vote') return { outcome: 'allow', evaluations: none };
 
@@ -62,22 +77,63 @@ export async function decide(input: {
   let decision: 'allow' | 'deny' | 'consensus' | 'none' = 'none';
   let evaluations = none;
   if (policies.length > 0) {
-    const context = {
-      ...(decl.policyContext ? await decl.policyContext(input.hookContext, params) : {}),
-      activity: activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {}),
-      ...(await consensusKeywords(repos, org.id, votes)),
-      time: { now: new Date(input.now) },
-    };
-    ({ decision, evaluations } = evaluatePolicies(policies, context));
+    const shared = { activity: activityOf(input), ...(await consensusKeywords(repos, org.id, votes)), time: { now: new Date(input.now) } };
+    const contexts = (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
+    ({ decision, evaluations } = evaluatePoliciesForEach(policies, contexts));
   }
   if (decision === 'deny') return { outcome: 'deny', error: explicitDenial(), evaluations };
   if (decision === 'allow') return { outcome: 'allow', evaluations };
   if (decision === 'consensus') return { outcome: 'consensus_needed', evaluations };
-  if (decl.selfService?.(input.submitter, params)) return { outcome: 'allow', evaluations };
+  if (decl.selfService?.(input.submitter, input.params)) return { outcome: 'allow', evaluations };
   if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations };
   return {
     outcome: 'deny',
     error: notAuthorized(`request not authorized: no policy allows ${type} for user ${input.submitter.user.id}`),
     evaluations,
   };
+}
+
+/**
+ * Whether `voter` may vote on a waiting activity (semantics §1.4: "All users have implicit permission
+ * to approve an activity if they were included in consensus"; a rejection belongs to the same
+ * users). Included are the root quorum's members, whose approvals count toward its threshold, and
+ * users whose approval can be what completes the consensus the organization's policies ask for:
+ * some set of the organization's users that contains every approval so far would allow the activity
+ * with the voter's approval and not without it. The set is found greedily from all users, dropping
+ * each user whose approval the rest do without (exact for the consensus rules of the reference docs,
+ * which count approvers or name them by id, tag or credential).
+ */
+export async function includedInConsensus(input: DecisionInput & { voter: Approval }): Promise<boolean> {
+  const { repos, decl, org, voter } = input;
+  if (decl.authorization === 'vote') return true;
+  const quorum = new Set(await repos.organizations.rootQuorumUserIds(org.id));
+  if (quorum.has(voter.user_id)) return true;
+  if (decl.authorization === 'root_quorum_only') return false;
+  const policies = await loadCompiledPolicies(repos, org.id);
+  if (policies.length === 0) return false;
+
+  const own = await ownContexts(input);
+  const records = await loadConsensusRecords(repos, org.id);
+  const fixed = { activity: activityOf(input), time: { now: new Date(input.now) } };
+  const approved = input.votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED' && v.user_id !== voter.user_id);
+  const approving = new Set(approved.map((v) => v.user_id));
+  const asVoter: Approval = { ...voter, selection: 'VOTE_SELECTION_APPROVED' };
+  // Users who have not voted approve, hypothetically, with every credential they have.
+  const hypothetical = (userId: string): Approval[] => {
+    const keys = records.credentials.filter((c) => c.user_id === userId);
+    return (keys.length > 0 ? keys : [{ public_key: '' }]).map((c) => ({ user_id: userId, public_key: c.public_key, selection: 'VOTE_SELECTION_APPROVED' }));
+  };
+  const allows = (others: Set<string>, withVoter: boolean) => {
+    const votes = [...approved, ...[...others].filter((id) => !approving.has(id)).flatMap(hypothetical), ...(withVoter ? [asVoter] : [])];
+    const consensus = consensusKeywordsFrom(records, votes);
+    return evaluatePoliciesForEach(policies, own.map((c) => ({ ...c, ...fixed, ...consensus }))).decision === 'allow';
+  };
+  const others = new Set([...records.users.keys()].filter((id) => id !== voter.user_id));
+  if (!allows(others, true)) return false;
+  for (const id of [...others]) {
+    if (approving.has(id)) continue;
+    others.delete(id);
+    if (!allows(others, true)) others.add(id);
+  }
+  return !allows(others, false);
 }

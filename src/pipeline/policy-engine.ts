@@ -37,6 +37,34 @@ function outcomeOf(p: CompiledPolicy, context: PolicyContext): PolicyOutcome {
   return p.effect === 'EFFECT_ALLOW' ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_EXPLICIT';
 }
 
+/** How much an outcome stands in the way of an activity: a batch shows each policy's worst. */
+const OUTCOME_WEIGHT: Record<PolicyOutcome, number> = {
+  OUTCOME_ALLOW: 0,
+  OUTCOME_REQUIRES_CONSENSUS: 1,
+  OUTCOME_TIME_INACTIVE: 2,
+  OUTCOME_DENY_IMPLICIT: 3,
+  OUTCOME_ERROR: 4,
+  OUTCOME_DENY_EXPLICIT: 5,
+};
+
+/** Decisions from the most to the least restrictive: a batch takes the most restrictive of its parts. */
+const DECISION_ORDER: PolicyDecision[] = ['deny', 'none', 'consensus', 'allow'];
+
+/**
+ * One activity judged over several contexts (a batch, one context per element): it is allowed only
+ * if every element is, denied if any is; each policy's recorded outcome is its worst over the elements.
+ */
+export function evaluatePoliciesForEach(policies: CompiledPolicy[], contexts: PolicyContext[]): { decision: PolicyDecision; evaluations: PolicyEvaluation[] } {
+  const judged = contexts.map((c) => evaluatePolicies(policies, c));
+  if (judged.length === 1) return judged[0];
+  const decision = DECISION_ORDER.find((d) => judged.some((j) => j.decision === d)) ?? 'none';
+  const evaluations = policies.map((p, i) => ({
+    policyId: p.id,
+    outcome: judged.map((j) => j.evaluations[i].outcome).reduce((a, b) => (OUTCOME_WEIGHT[b] > OUTCOME_WEIGHT[a] ? b : a)),
+  }));
+  return { decision, evaluations };
+}
+
 export function evaluatePolicies(policies: CompiledPolicy[], context: PolicyContext): { decision: PolicyDecision; evaluations: PolicyEvaluation[] } {
   const evaluations = policies.map((p) => ({ policyId: p.id, outcome: outcomeOf(p, context) }));
   const has = (o: PolicyOutcome) => evaluations.some((e) => e.outcome === o);

@@ -1,10 +1,16 @@
-// The operation registry: start-up checks hold, and every declared operation is exercised by at
-// least one test (by its path or the official SDK method that calls it).
+// The operation registry: start-up checks hold (unique paths and types, every bearer secret the schema
+// can carry declared secret), every operation's resource and action is turnkey-semantics.md §1.3's
+// (test/vectors/activity-resources.json, with the deliberate departures listed there and in the
+// README), and every declared operation is exercised by at least one test (by its path or the
+// official SDK method that calls it).
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from '../../src/operations/registry.js';
 import { defineActivity, defineQuery } from '../../src/operations/define.js';
+import { redactSecrets, secretFieldsOf } from '../../src/operations/secret-fields.js';
+import { activityKind } from '../../src/domain/policy-context.js';
+import table from '../vectors/activity-resources.json';
 
 function testSources(dir: string): string {
   let out = '';
@@ -49,6 +55,7 @@ describe('registry', () => {
       type: 'ACTIVITY_TYPE_CREATE_USERS_V4',
       result: 'createUsersResult',
       policy: { resource: 'USER', action: 'CREATE' },
+      secretFields: ['users[].oauthProviders[].oidcToken'],
       execute: async () => ({}),
     });
     expect(() => new Registry([a, { ...a }])).toThrow(/duplicate activity path create_users/);
@@ -58,6 +65,88 @@ describe('registry', () => {
     expect(() => new Registry([{ ...a, aliases: [{ type: 'ACTIVITY_TYPE_CREATE_USERS_V3', parameters: ['v1NoSuchIntent'] }] }])).toThrow(/unknown parameter schema/);
     const q = defineQuery({ path: 'x', request: 'v1NoSuchRequest', execute: async () => ({}) });
     expect(() => new Registry([q])).toThrow(/unknown request schema/);
+  });
+
+  it('refuses to start when a secret parameter or result field is not declared secret', () => {
+    const users = defineActivity({
+      path: 'create_users',
+      type: 'ACTIVITY_TYPE_CREATE_USERS_V4',
+      result: 'createUsersResult',
+      policy: { resource: 'USER', action: 'CREATE' },
+      execute: async () => ({}),
+    });
+    expect(() => new Registry([users])).toThrow(/create_users \(ACTIVITY_TYPE_CREATE_USERS_V4\) has the parameter users\[\]\.oauthProviders\[\]\.oidcToken \(OIDC token/);
+    const verify = defineActivity({
+      path: 'verify_otp',
+      type: 'ACTIVITY_TYPE_VERIFY_OTP_V2',
+      result: 'verifyOtpResult',
+      policy: { resource: 'OTP', action: 'VERIFY' },
+      secretFields: ['encryptedOtpBundle'],
+      execute: async () => ({}),
+    });
+    expect(() => new Registry([verify])).toThrow(/answers verificationToken \(verification token, in v1VerifyOtpResult\) that resultSecretFields does not declare/);
+    expect(() => new Registry([{ ...verify, resultSecretFields: ['verificationToken'] }])).not.toThrow();
+  });
+
+  it('finds the bearer secrets of every schema the registry takes by field name and type', () => {
+    expect(secretFieldsOf('v1CreateSubOrganizationIntentV8', 'parameters').map((f) => f.path).sort()).toEqual([
+      'clientSignature',
+      'rootUsers[].oauthProviders[].oidcToken',
+      'verificationToken',
+    ]);
+    expect(secretFieldsOf('v1OtpLoginIntentV2', 'parameters').map((f) => f.path).sort()).toEqual(['clientSignature', 'verificationToken']);
+    expect(secretFieldsOf('v1ImportWalletIntent', 'parameters').map((f) => f.path)).toEqual(['encryptedBundle']);
+    // Bundles in results are sealed to the requester's own key or are public targets.
+    expect(secretFieldsOf('v1ExportWalletResult', 'results')).toEqual([]);
+    expect(secretFieldsOf('v1OtpAuthResult', 'results')).toEqual([]);
+    // Ids, counts and flags named after secrets are not secrets.
+    expect(secretFieldsOf('v1UpdateAuthProxyConfigIntent', 'parameters')).toEqual([]);
+    // Every declared secret path exists in a schema the operation takes.
+    for (const d of registry.activities.values()) {
+      const found = new Set<string>();
+      for (const b of registry.typeBindings.get(d.path)!.values()) {
+        for (const def of [b.parametersDefinition].flat()) for (const f of secretFieldsOf(def, 'parameters')) found.add(f.path);
+      }
+      for (const declared of d.secretFields ?? []) expect(found.has(declared), `${d.path} declares ${declared}`).toBe(true);
+    }
+  });
+
+  it('redacts nested secret paths in lists and leaves everything else as it was', () => {
+    const params = {
+      subOrganizationName: 's',
+      verificationToken: 'tok',
+      rootUsers: [{ userName: 'a', oauthProviders: [{ providerName: 'g', oidcToken: 'jwt' }, { providerName: 'h', oidcClaims: {} }] }],
+    };
+    const copy = structuredClone(params);
+    expect(redactSecrets(params, ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'])).toEqual({
+      subOrganizationName: 's',
+      verificationToken: '<redacted>',
+      rootUsers: [{ userName: 'a', oauthProviders: [{ providerName: 'g', oidcToken: '<redacted>' }, { providerName: 'h', oidcClaims: {} }] }],
+    });
+    expect(params).toEqual(copy);
+  });
+
+  it('every activity type has the resource and action of turnkey-semantics.md §1.3 (or a listed deliberate one)', () => {
+    const documented = table.documented as Record<string, { resource: string; action: string }>;
+    const deliberate = table.deliberate as Record<string, { resource: string; action: string; why: string }>;
+    const differences: string[] = [];
+    let checked = 0;
+    for (const [type, { decl }] of registry.byType) {
+      const kind = activityKind(type);
+      const expected = documented[kind] ?? deliberate[kind];
+      const actual = `${decl.policy.resource}/${decl.policy.action}`;
+      if (!expected) differences.push(`${type}: ${actual}, but §1.3 has no ${kind} and it is not listed as deliberate`);
+      else if (`${expected.resource}/${expected.action}` !== actual) differences.push(`${type}: ${actual}, §1.3 says ${expected.resource}/${expected.action}`);
+      checked += 1;
+    }
+    expect(differences).toEqual([]);
+    expect(checked).toBe(registry.byType.size);
+    // The deliberate list names only kinds §1.3 lacks, and each is still served.
+    const kinds = new Set([...registry.byType.keys()].map(activityKind));
+    for (const kind of Object.keys(deliberate)) {
+      expect(documented[kind], kind).toBeUndefined();
+      expect(kinds.has(kind), kind).toBe(true);
+    }
   });
 
   it('every operation has a test', () => {

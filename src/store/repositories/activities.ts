@@ -1,6 +1,6 @@
 // Activities and their votes. SQL for the `activities` and `votes` tables. The unique
 // (organization_id, fingerprint) constraint is what makes submissions idempotent across processes.
-import type { Kysely, Selectable } from 'kysely';
+import { SqliteAdapter, type Kysely, type Selectable } from 'kysely';
 import type { ActivityTable, Database, VoteTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
 
@@ -21,6 +21,16 @@ export class ActivitiesRepo {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
+  }
+
+  /**
+   * Inside a vote's transaction: the activity, locked until the commit (PostgreSQL `FOR UPDATE`;
+   * SQLite's write transactions are serial already), so two final approvals arriving at once in
+   * two processes decide one after the other and the activity runs once.
+   */
+  async lockForVote(organizationId: string, id: string): Promise<ActivityRow | undefined> {
+    const q = this.db.selectFrom('activities').selectAll().where('organization_id', '=', organizationId).where('id', '=', id);
+    return (this.db.getExecutor().adapter instanceof SqliteAdapter ? q : q.forUpdate()).executeTakeFirst();
   }
 
   async findByFingerprint(organizationId: string, fingerprint: string): Promise<ActivityRow | undefined> {
