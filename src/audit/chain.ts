@@ -1,11 +1,21 @@
-// The audit log's hash chain (issue 8 part 5: "entries are hash-chained (each entry carries the hash
-// of the previous one)"). Pure: canonical JSON, the entry hash, and offline verification of an
-// exported sequence, so `sigil audit verify` needs nothing but the export file.
+// The audit log's integrity (issue 8 part 5; issue 14). Pure: canonical JSON, entry MACs and hashes,
+// and verification of exported or stored entries, so `sigil audit verify` needs nothing but the
+// entries and the deployment's keys.
 //
-// hash(n) = hex sha256( prev_hash(n) ‖ entry(n) ), both as UTF-8 text; prev_hash(1) is GENESIS.
-// entry(n) is the canonical JSON of the entry's content and repeats seq, kind, organizationId,
-// activityId and time, so every stored column but the hashes themselves is covered by the hash.
-import { createHash } from 'node:crypto';
+// Streams (issue 14, migration 016). Each serving process appends to a stream of its own, so no
+// writer waits for a deployment-wide head:
+//   mac(n) = hex HMAC-SHA256(K, mac(n-1) ‖ entry(n)), mac(0) = STREAM_GENESIS, seq 1, 2, 3… per stream;
+//   K = the barrier's key for purpose `audit-log` (HKDF from the data key: a database alone cannot
+//   recompute a stream, and master-key rotation does not change it).
+// entry(n) is the canonical JSON of the entry's content and repeats stream, seq, kind,
+// organizationId, activityId and time, so every stored column is covered. Activity entries commit
+// to sha256 of the activity's intent, result and failure, vote entries to a hash of the vote, so an
+// edited activity or vote row no longer matches its entry. A checkpoint is a stream's (seq, mac)
+// signed by the deployment signer: entries cut from a stream's end before its last checkpoint are
+// detected.
+//
+// The first, single chain (migration 009), kept for entries written before streams:
+import { createHash, createHmac } from 'node:crypto';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -101,4 +111,128 @@ export function verifyChain(lines: Iterable<unknown>): VerifyResult {
     count++;
   }
   return { ok: true, count, headHash: prevHash, headSeq: expectedSeq - 1 };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Streams
+
+export const STREAM_GENESIS = '0'.repeat(64);
+
+export function entryMac(key: Uint8Array, prevMac: string, entry: string): string {
+  return createHmac('sha256', key).update(prevMac, 'utf8').update(entry, 'utf8').digest('hex');
+}
+
+/** sha256 hex of a stored text, or null: what an entry commits to of an activity's columns. */
+export function digestOf(text: string | null | undefined): string | null {
+  return text === null || text === undefined ? null : createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** What a checkpoint's signature covers. */
+export function checkpointMessage(c: { stream: string; seq: number; mac: string; createdAt: number }): string {
+  return canonicalJson({ type: 'sigil.audit.checkpoint.v1', stream: c.stream, seq: c.seq, mac: c.mac, time: c.createdAt });
+}
+
+/** One stream entry as exported (`sigil audit export`) and verified. */
+export interface StreamEntryLine {
+  stream: string;
+  seq: number;
+  organizationId: string | null;
+  kind: string;
+  activityId: string | null;
+  entry: string;
+  mac: string;
+  createdAt: number;
+}
+
+export interface CheckpointLine {
+  stream: string;
+  seq: number;
+  mac: string;
+  signature: string;
+  createdAt: number;
+}
+
+export interface StreamReport {
+  /** Entries that verified, per stream. */
+  streams: Map<string, { count: number; seq: number; mac: string }>;
+  checkpoints: number;
+  /** Every problem found, each naming its stream and seq: empty when intact. */
+  problems: string[];
+}
+
+/**
+ * Verifies stream entries (any order; sorted here) with the audit key: every stream starts at seq 1,
+ * has no gap, and every mac recomputes from the previous one; the columns beside each entry say what
+ * its hashed text says; each checkpoint's signature verifies (`verifySignature`) and its mac is the
+ * entry's at its seq, which must exist.
+ */
+export function verifyStreams(
+  key: Uint8Array,
+  entries: Iterable<StreamEntryLine>,
+  checkpoints: Iterable<CheckpointLine>,
+  verifySignature: (message: string, signature: string) => boolean,
+): StreamReport {
+  const byStream = new Map<string, StreamEntryLine[]>();
+  for (const e of entries) {
+    if (!byStream.has(e.stream)) byStream.set(e.stream, []);
+    byStream.get(e.stream)!.push(e);
+  }
+  const problems: string[] = [];
+  const streams = new Map<string, { count: number; seq: number; mac: string }>();
+  const macAt = new Map<string, string>();
+  for (const [stream, list] of byStream) {
+    list.sort((a, b) => a.seq - b.seq);
+    let prev = STREAM_GENESIS;
+    let expected = 1;
+    let count = 0;
+    for (const e of list) {
+      const at = `stream ${stream} seq ${e.seq}`;
+      if (e.seq !== expected) {
+        problems.push(`${at}: seq ${expected}${e.seq > expected + 1 ? `–${e.seq - 1}` : ''} missing: entries were removed`);
+        break;
+      }
+      if (entryMac(key, prev, e.entry) !== e.mac) {
+        problems.push(`${at}: the mac does not match: the entry was changed, or the stream rewritten without the deployment's key`);
+        break;
+      }
+      let content: Record<string, unknown>;
+      try {
+        content = JSON.parse(e.entry) as Record<string, unknown>;
+      } catch {
+        problems.push(`${at}: the entry is not JSON`);
+        break;
+      }
+      const columns: [string, unknown, unknown][] = [
+        ['stream', e.stream, content.stream],
+        ['seq', e.seq, content.seq],
+        ['kind', e.kind, content.kind],
+        ['organizationId', e.organizationId ?? null, content.organizationId ?? null],
+        ['activityId', e.activityId ?? null, content.activityId ?? null],
+        ['createdAt', e.createdAt, content.time],
+      ];
+      const bad = columns.find(([, column, hashed]) => column !== hashed);
+      if (bad) {
+        problems.push(`${at}: ${bad[0]} ${JSON.stringify(bad[1])} differs from the entry's ${JSON.stringify(bad[2])}: the row was changed`);
+        break;
+      }
+      macAt.set(`${stream} ${e.seq}`, e.mac);
+      prev = e.mac;
+      expected++;
+      count++;
+    }
+    streams.set(stream, { count, seq: expected - 1, mac: prev });
+  }
+  let checked = 0;
+  for (const c of checkpoints) {
+    checked++;
+    const at = `checkpoint of stream ${c.stream} at seq ${c.seq}`;
+    if (!verifySignature(checkpointMessage(c), c.signature)) {
+      problems.push(`${at}: its signature does not verify with the deployment signer key`);
+      continue;
+    }
+    const mac = macAt.get(`${c.stream} ${c.seq}`);
+    if (mac === undefined) problems.push(`${at}: the stream ends before it (${streams.get(c.stream)?.seq ?? 0} entries): entries were cut from its end`);
+    else if (mac !== c.mac) problems.push(`${at}: the entry at that seq is not the one signed`);
+  }
+  return { streams, checkpoints: checked, problems };
 }

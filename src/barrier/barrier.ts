@@ -2,7 +2,7 @@
 // model-codebases.md §1). A random data key seals every secret with AES-256-GCM; the data key is
 // itself sealed by the master key and kept in the database. Each ciphertext's additional data names
 // the table, row and column it belongs to, so a ciphertext copied to another row never opens.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 const DATA_KEY_AAD = Buffer.from('sigil:barrier:data-key:v1');
@@ -72,6 +72,14 @@ export class Barrier {
     } finally {
       dataKey.fill(0);
     }
+  }
+
+  /**
+   * A key for one purpose derived from the data key (HKDF-SHA256, RFC 5869, info `sigil:<purpose>`):
+   * stable across master-key rotations, unknown to anyone holding only the database.
+   */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.dataKey, Buffer.alloc(0), `sigil:${purpose}`, 32));
   }
 
   seal(plaintext: Uint8Array, loc: SealedLocation): string {

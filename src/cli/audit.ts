@@ -1,42 +1,64 @@
-// `sigil audit export` and `sigil audit verify` (issue 8 part 5). Export writes the audit log as JSON
-// lines in seq order with every field, hashes included; verify checks an export offline with
-// src/audit/chain.ts and names the first changed, removed or reordered entry.
+// `sigil audit export` and `sigil audit verify` (issue 8 part 5; issue 14). Export writes the audit log
+// as JSON lines: the entries of every process's stream (`{"stream", "seq", …, "mac"}`), the signed
+// checkpoints (`{"checkpoint": {…}}`) and the entries of the first single chain (`{"seq", …,
+// "hash"}`). Verify checks the streams with the deployment's audit key and signer key
+// (src/audit/chain.ts), the first chain by its hashes, and — on the live database — every activity
+// and vote against the entries describing them (src/audit/record.ts), naming each problem found.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { verifyChain, type AuditExportLine, type AuditKind } from '../audit/chain.js';
+import { verifyChain, verifyStreams, type AuditExportLine, type AuditKind, type CheckpointLine, type StreamEntryLine } from '../audit/chain.js';
+import { AUDIT_KEY_PURPOSE, crossCheck } from '../audit/record.js';
+import { loadMasterKey } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
+import { verifyP256Der } from '../crypto/p256.js';
+import { loadDeployment } from '../domain/deployment.js';
 import { Store } from '../store/index.js';
 
 const PAGE = 1000;
 
-/** Writes every entry to `out` (a file path) or stdout; returns how many were written. */
+type ExportLine = StreamEntryLine | { checkpoint: CheckpointLine } | AuditExportLine;
+
+/** Every line of the log, streams first, then checkpoints, then the first chain. */
+async function* exportLines(store: Store): AsyncGenerator<ExportLine> {
+  let after: { stream: string; seq: number } | undefined;
+  for (;;) {
+    const rows = await store.repos.auditLog.listEntries(after, PAGE);
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      yield { stream: r.stream, seq: r.seq, organizationId: r.organization_id, kind: r.kind, activityId: r.activity_id, entry: r.entry, mac: r.mac, createdAt: r.created_at };
+    }
+    const last = rows[rows.length - 1];
+    after = { stream: last.stream, seq: last.seq };
+  }
+  for (const c of await store.repos.auditLog.listCheckpoints()) {
+    yield { checkpoint: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, createdAt: c.created_at } };
+  }
+  let legacy = 0;
+  for (;;) {
+    const rows = await store.repos.auditLog.listLegacy(legacy, PAGE);
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      yield { seq: r.seq, organizationId: r.organization_id, kind: r.kind as AuditKind, activityId: r.activity_id, entry: r.entry, prevHash: r.prev_hash, hash: r.hash, createdAt: r.created_at };
+    }
+    legacy = rows[rows.length - 1].seq;
+  }
+}
+
+/** Writes every entry to `out` (a file path) or stdout; returns how many lines were written. */
 export async function auditExport(config: Config, out: string | undefined): Promise<number> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const fd = out ? openSync(out, 'w', 0o600) : 1;
   let count = 0;
   try {
-    let after = 0;
-    for (;;) {
-      const rows = await store.repos.auditLog.list(after, PAGE);
-      if (rows.length === 0) break;
-      const text = rows
-        .map((r) => {
-          const line: AuditExportLine = {
-            seq: r.seq,
-            organizationId: r.organization_id,
-            kind: r.kind as AuditKind,
-            activityId: r.activity_id,
-            entry: r.entry,
-            prevHash: r.prev_hash,
-            hash: r.hash,
-            createdAt: r.created_at,
-          };
-          return JSON.stringify(line) + '\n';
-        })
-        .join('');
-      writeSync(fd, text);
-      count += rows.length;
-      after = rows[rows.length - 1].seq;
+    let text = '';
+    for await (const line of exportLines(store)) {
+      text += JSON.stringify(line) + '\n';
+      count++;
+      if (text.length > 1 << 16) {
+        writeSync(fd, text);
+        text = '';
+      }
     }
+    if (text) writeSync(fd, text);
   } finally {
     if (out) closeSync(fd);
     await store.close();
@@ -44,29 +66,77 @@ export async function auditExport(config: Config, out: string | undefined): Prom
   return count;
 }
 
-/** Verifies an export file; prints the verdict and returns the exit code (0 intact, 1 not). */
-export function auditVerify(file: string): number {
-  const text = readFileSync(file, 'utf8');
-  const lines = text.split('\n').filter((l) => l.trim() !== '');
-  let bad: { line: number; reason: string } | undefined;
-  const parsed = lines.map((l, i) => {
-    try {
-      return JSON.parse(l) as unknown;
-    } catch {
-      bad ??= { line: i + 1, reason: 'not valid JSON' };
-      return null;
+function sortLines(lines: unknown[]) {
+  const streams: StreamEntryLine[] = [];
+  const checkpoints: CheckpointLine[] = [];
+  const legacy: unknown[] = [];
+  for (const l of lines) {
+    const o = l as Record<string, unknown>;
+    if (o && typeof o === 'object' && 'checkpoint' in o) checkpoints.push(o.checkpoint as CheckpointLine);
+    else if (o && typeof o === 'object' && 'stream' in o) streams.push(o as unknown as StreamEntryLine);
+    else legacy.push(l);
+  }
+  return { streams, checkpoints, legacy };
+}
+
+/**
+ * Verifies the audit log — an export `file`, or the live database with every activity and vote
+ * cross-checked — with the deployment's keys (the data directory's or SIGIL_MASTER_KEY). Prints one
+ * verdict line, then each problem; returns the exit code (0 intact, 1 not).
+ */
+export async function auditVerify(config: Config, file: string | undefined): Promise<number> {
+  const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+    const deployment = await loadDeployment(store.repos, masterKey);
+    masterKey.fill(0);
+    const key = deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE);
+    const signerKey = deployment.signer.publicKeyUncompressed;
+    let lines: unknown[];
+    const problems: string[] = [];
+    if (file) {
+      lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l, i) => {
+          try {
+            return JSON.parse(l) as unknown;
+          } catch {
+            problems.push(`line ${i + 1}: not valid JSON`);
+            return null;
+          }
+        })
+        .filter((l) => l !== null);
+    } else {
+      lines = [];
+      for await (const l of exportLines(store)) lines.push(l);
     }
-  });
-  const result = verifyChain(parsed);
-  if (bad && (result.ok || result.line >= bad.line)) {
-    process.stdout.write(`FAIL line ${bad.line}: ${bad.reason}\n`);
-    return 1;
+    const { streams, checkpoints, legacy } = sortLines(lines);
+    const report = verifyStreams(key, streams, checkpoints, (message, signature) => {
+      try {
+        return verifyP256Der(signerKey, Buffer.from(message, 'utf8'), signature);
+      } catch {
+        return false;
+      }
+    });
+    problems.push(...report.problems);
+    const chain = verifyChain(legacy);
+    if (!chain.ok) problems.push(`first chain, entry ${chain.seq === null ? `line ${chain.line}` : `seq ${chain.seq}`}: ${chain.reason}`);
+    let summary = `${streams.length} entries in ${report.streams.size} streams, ${report.checkpoints} checkpoints, ${legacy.length} entries of the first chain`;
+    if (!file) {
+      const legacyIds = new Set(legacy.map((l) => (l as { activityId?: string | null }).activityId).filter((x): x is string => typeof x === 'string'));
+      const entries = streams.map((e) => ({ activityId: e.activityId, content: JSON.parse(e.entry) as Record<string, unknown> }));
+      const live = crossCheck(entries, await store.repos.activities.listAll(), await store.repos.activities.listAllVotes(), legacyIds);
+      problems.push(...live.problems);
+      summary += `; ${live.activities} activities and ${live.votes} votes checked against their entries${live.legacy ? ` (${live.legacy} recorded before streams, not cross-checked)` : ''}`;
+    }
+    if (problems.length > 0) {
+      process.stdout.write(`FAIL ${problems.length} problem${problems.length === 1 ? '' : 's'} (${summary})\n${problems.map((p) => `  ${p}\n`).join('')}`);
+      return 1;
+    }
+    process.stdout.write(`ok ${summary}\n`);
+    return 0;
+  } finally {
+    await store.close();
   }
-  if (!result.ok) {
-    const which = result.seq === null ? `line ${result.line}` : `entry seq ${result.seq} (line ${result.line})`;
-    process.stdout.write(`FAIL ${which}: ${result.reason}; ${result.count} entries before it verified\n`);
-    return 1;
-  }
-  process.stdout.write(`ok ${result.count} entries verified; head seq ${result.headSeq} hash ${result.headHash}\n`);
-  return 0;
 }

@@ -68,10 +68,16 @@ already holds a database unless --force, which keeps the replaced one as sigil.s
 For a new DIR, copy the master.key of the deployment the backup came from into it first.`,
   },
   audit: {
-    usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --file FILE',
-    summary: 'export the hash-chained audit log, or verify an export offline',
-    details: `export writes the audit log as JSON lines in seq order (stdout unless --out).
-verify exits 1 naming the first changed, removed or reordered entry.`,
+    usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --data-dir DIR [--file FILE]',
+    summary: 'export the audit log, or verify it (live, or an export) with the deployment keys',
+    details: `export writes the audit log as JSON lines (stdout unless --out): each process's stream of
+MACed, chained entries, the signed checkpoints of the streams' heads, and the entries of the
+first single chain.
+verify checks the streams with the deployment's audit key (derived from its data key, so the master
+key or key file must be available) and the checkpoints with its signer key; without --file it reads
+the live database and also checks every activity and vote against the entries describing them.
+It exits 1 listing every problem: a changed, removed or added entry, a stream cut before its last
+checkpoint, an activity or vote row that was changed, deleted or recorded without the log.`,
   },
   'verify-proofs': {
     usage: 'sigil verify-proofs --activity FILE --boot-proof FILE --signer HEX',

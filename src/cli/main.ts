@@ -215,12 +215,11 @@ export async function main(argv: string[]): Promise<void> {
       const [sub] = positionals;
       if (sub === 'export') {
         const n = await auditExport(config, values.out);
-        if (values.out) process.stderr.write(`exported ${n} audit entries to ${values.out}\n`);
+        if (values.out) process.stderr.write(`exported ${n} audit lines to ${values.out}\n`);
         return;
       }
       if (sub === 'verify') {
-        if (!values.file) throw new UsageError(`sigil audit verify needs --file FILE\n\n${commandHelp('audit')}`);
-        process.exitCode = auditVerify(values.file);
+        process.exitCode = await auditVerify(config, values.file);
         return;
       }
       throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${commandHelp('audit')}`);

@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { dropSchema, freshDeploymentEnv, initDeployment, serve, type RootCredentials, type SigilInstance } from '../helpers/sigil.js';
+import { dropSchema, freshDeploymentEnv, initDeployment, runSigil, serve, type RootCredentials, type SigilInstance } from '../helpers/sigil.js';
 import { sdkServerClient } from '../helpers/clients.js';
 
 const ROUNDS = 4;
@@ -139,6 +139,10 @@ describe('crash safety', () => {
       const { accounts } = await api.getWalletAccounts({ organizationId: root.organizationId, walletId: w.walletId });
       expect(accounts, w.walletName).toHaveLength(ACCOUNTS);
     }
+    // The audit log survived the kills too: every stream contiguous and every activity described.
+    const verified = runSigil(['audit', 'verify', '--data-dir', deployment.dataDir], deployment.env);
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/^ok /);
   }, 120_000);
 
   it('SIGTERM drains: a request in flight completes and the process exits 0', async () => {

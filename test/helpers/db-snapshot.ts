@@ -1,4 +1,5 @@
-// Reads every row of every Sigil table but the append-only audit_log (refusals are recorded there by design) straight from the database (SQLite file or PostgreSQL
+// Reads every row of every Sigil table but the append-only audit log (audit_log, audit_entries,
+// audit_checkpoints: refusals are recorded there by design) straight from the database (SQLite file or PostgreSQL
 // schema), so tests can prove that a refused request changed nothing at all.
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -15,7 +16,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
     const db = new BetterSqlite3(join(sigil.dataDir, 'sigil.sqlite'), { readonly: true, fileMustExist: true });
     try {
       const tables = db
-        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name <> 'audit_log' order by name")
+        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name not in ('audit_log', 'audit_entries', 'audit_checkpoints') order by name")
         .all() as { name: string }[];
       for (const { name } of tables) out[name] = db.prepare(`select * from "${name}" order by 1`).all();
     } finally {
@@ -30,7 +31,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
   await client.connect();
   try {
     const tables = await client.query(
-      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' and table_name <> 'audit_log' order by table_name",
+      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' and table_name not in ('audit_log', 'audit_entries', 'audit_checkpoints') order by table_name",
       [schema],
     );
     for (const { table_name } of tables.rows) {
@@ -41,6 +42,33 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
     await client.end();
   }
   return out;
+}
+
+/**
+ * Runs one statement straight on a test instance's database, bypassing Sigil (for tests that tamper
+ * with rows as an attacker with database access would). `?` placeholders, in order.
+ */
+export async function execSql(sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>, text: string, params: unknown[] = []): Promise<any[]> {
+  if (!sigil.databaseUrl) {
+    const db = new BetterSqlite3(join(sigil.dataDir, 'sigil.sqlite'));
+    try {
+      const stmt = db.prepare(text);
+      return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
+    } finally {
+      db.close();
+    }
+  }
+  const u = new URL(sigil.databaseUrl);
+  const schema = u.searchParams.get('schema')!;
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString(), options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Raw text of all stored values, for "no secret at rest" checks. */

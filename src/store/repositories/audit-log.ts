@@ -1,51 +1,52 @@
-// SQL for the `audit_log` table (migration 009; issue 8 part 5). The store knows nothing of the
-// hashing: `append` hands the chosen seq and the previous entry's hash to a builder supplied by
-// src/audit and stores what it returns. Appends run inside the caller's transaction.
-import { sql, type Kysely, type Selectable } from 'kysely';
-import { isUniqueViolation } from '../db.js';
+// SQL for the audit log: the per-process streams (`audit_entries`, `audit_checkpoints`, migration 016)
+// and the first single chain (`audit_log`, migration 009), read for export and verification. The
+// store knows nothing of hashing or keys: inside a transaction `append` only collects what happened,
+// and the transaction seals and inserts the entries when it commits (src/store/audit-lane.ts).
+import type { Kysely, Selectable } from 'kysely';
 import type { AuditLogTable, Database } from '../schema.js';
+import type { AuditCheckpointRow, AuditEntryRow, PendingAuditEntry } from '../audit-lane.js';
 
 export type AuditLogRow = Selectable<AuditLogTable>;
 
-/** Builds the row for the given seq, chained to the previous entry's hash (undefined for the first). */
-export type AuditRowBuilder = (seq: number, prevHash: string | undefined) => AuditLogRow;
-
-const MAX_ATTEMPTS = 100;
+const numeric = <T extends { seq: number; created_at: number }>(r: T): T => ({ ...r, seq: Number(r.seq), created_at: Number(r.created_at) });
 
 export class AuditLogRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** The entries the enclosing transaction will seal at commit; absent outside a transaction. */
+    private readonly pending?: PendingAuditEntry[],
+  ) {}
 
-  async last(): Promise<{ seq: number; hash: string } | undefined> {
-    const row = await this.db.selectFrom('audit_log').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-    return row ? { seq: Number(row.seq), hash: row.hash } : undefined;
+  /** Records an entry in the enclosing transaction (Store.transaction or a grouped write). */
+  append(entry: PendingAuditEntry): void {
+    if (!this.pending) throw new Error('audit entries are appended inside a transaction');
+    this.pending.push(entry);
   }
 
-  /**
-   * Appends one entry as the last seq + 1. Must run inside a transaction (Store.transaction or
-   * groupCommit): each attempt sits in a savepoint, so losing the race for a seq to a concurrent
-   * appender (a unique violation on PostgreSQL once the winner commits) undoes only that attempt,
-   * and the retry reads the winner's entry as its predecessor.
-   */
-  async append(build: AuditRowBuilder): Promise<AuditLogRow> {
-    for (let attempt = 1; ; attempt++) {
-      await sql`savepoint sigil_audit`.execute(this.db);
-      try {
-        const last = await this.last();
-        const row = build((last?.seq ?? 0) + 1, last?.hash);
-        await this.db.insertInto('audit_log').values(row).execute();
-        await sql`release savepoint sigil_audit`.execute(this.db);
-        return row;
-      } catch (err) {
-        await sql`rollback to savepoint sigil_audit`.execute(this.db);
-        await sql`release savepoint sigil_audit`.execute(this.db);
-        if (!isUniqueViolation(err) || attempt >= MAX_ATTEMPTS) throw err;
-      }
-    }
+  async insertEntries(rows: AuditEntryRow[]): Promise<void> {
+    if (rows.length > 0) await this.db.insertInto('audit_entries').values(rows).execute();
   }
 
-  /** Entries after `afterSeq` in seq order, at most `limit` of them (for export in pages). */
-  async list(afterSeq: number, limit: number): Promise<AuditLogRow[]> {
+  async insertCheckpoints(rows: AuditCheckpointRow[]): Promise<void> {
+    if (rows.length > 0) await this.db.insertInto('audit_checkpoints').values(rows).execute();
+  }
+
+  /** Stream entries after `after` in (stream, seq) order, at most `limit` (export and verify read in pages). */
+  async listEntries(after: { stream: string; seq: number } | undefined, limit: number): Promise<AuditEntryRow[]> {
+    let q = this.db.selectFrom('audit_entries').selectAll();
+    if (after) q = q.where((eb) => eb.or([eb('stream', '>', after.stream), eb.and([eb('stream', '=', after.stream), eb('seq', '>', after.seq)])]));
+    const rows = await q.orderBy('stream').orderBy('seq').limit(limit).execute();
+    return rows.map(numeric);
+  }
+
+  async listCheckpoints(): Promise<AuditCheckpointRow[]> {
+    const rows = await this.db.selectFrom('audit_checkpoints').selectAll().orderBy('stream').orderBy('seq').execute();
+    return rows.map(numeric);
+  }
+
+  /** Entries of the first single chain after `afterSeq` in seq order, at most `limit`. */
+  async listLegacy(afterSeq: number, limit: number): Promise<AuditLogRow[]> {
     const rows = await this.db.selectFrom('audit_log').selectAll().where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(limit).execute();
-    return rows.map((r) => ({ ...r, seq: Number(r.seq), created_at: Number(r.created_at) }));
+    return rows.map(numeric);
   }
 }
