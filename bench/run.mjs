@@ -11,6 +11,8 @@ import { Turnkey } from '@turnkey/sdk-server';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { serializeTransaction, parseEther } from 'viem';
+import pg from 'pg';
+import { prestampedRows } from './prestamped.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
@@ -72,6 +74,42 @@ function signRequest(client, orgId, signWith, i) {
     organizationId: orgId,
     parameters: { signWith, payload: (i.toString(16) + 'ef'.repeat(32)).slice(0, 64).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
   });
+}
+
+const PRESTAMPED = ['sign_raw_payload', 'get_whoami', 'create_wallet'];
+
+/**
+ * The pre-stamped rows on PostgreSQL with `serve --workers 1` and `--workers 2` (issue 14): the
+ * server's and the database's CPU per request, round trips per request, and the ratios of two
+ * processes to one.
+ */
+async function postgresPrestamped() {
+  const out = [];
+  const byWorkers = {};
+  for (const workers of [1, 2]) {
+    const d = postgresDeployment(`p${workers}`);
+    const { url: u, child: c } = await serveOnly(d.dir, { ...d.env, SIGIL_QUOTAS: 'wallets=1000000' }, ['--workers', String(workers)]);
+    const sdk = new Turnkey({ apiBaseUrl: u, apiPublicKey: d.root.apiPublicKey, apiPrivateKey: d.root.apiPrivateKey, defaultOrganizationId: d.root.organizationId }).apiClient();
+    const { addresses: a } = await sdk.createWallet({ walletName: 'bench', accounts: [ETH] });
+    const client = new pg.Client({ connectionString: (() => { const x = new URL(d.url); x.searchParams.delete('schema'); return x.toString(); })() });
+    await client.connect();
+    const rows = await prestampedRows({ label: `PostgreSQL, --workers ${workers}`, sigil: { url: u, pid: c.pid, root: d.root, signWith: a[0] }, names: PRESTAMPED, durationMs: DURATION_MS, pgClient: client });
+    await client.end();
+    byWorkers[workers] = rows;
+    out.push(...rows);
+    await stop(c);
+    await dropBenchSchema(d);
+  }
+  PRESTAMPED.forEach((name, i) => {
+    const [one, two] = [byWorkers[1][i], byWorkers[2][i]];
+    out.push({
+      scenario: `${name}: --workers 2 / --workers 1 (throughput, CPU per request)`,
+      concurrency: 16,
+      perSecond: Number((two.perSecond / one.perSecond).toFixed(2)),
+      serverCpuUs: Number(((two.serverCpuUs + two.postgresCpuUs) / (one.serverCpuUs + one.postgresCpuUs)).toFixed(2)),
+    });
+  });
+  return out;
 }
 
 /** sign_raw_payload on PostgreSQL with `serve --workers 1` and `--workers 2`: the ratio is the figure (issue 8). */
@@ -213,6 +251,7 @@ const want = (name) => !ONLY || ONLY.has(name);
 const results = [];
 const run = Date.now();
 if (want('raw')) results.push(await rawCryptoCeiling(root));
+if (want('prestamped')) results.push(...(await prestampedRows({ label: 'SQLite', sigil: { url, pid: child.pid, root, signWith }, names: PRESTAMPED, durationMs: DURATION_MS })));
 for (const concurrency of [1, 16]) {
   if (want('get_whoami')) results.push(await measure('get_whoami (sdk-server)', concurrency, () => api.getWhoami({})));
   if (want('create_users'))
@@ -290,6 +329,7 @@ if (want('create_wallet')) {
 }
 child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
+if (want('prestamped_pg')) results.push(...(await postgresPrestamped()));
 if (want('workers')) results.push(...(await workerScaling()));
 if (want('rolling_restart')) results.push(...(await rollingRestart()));
 

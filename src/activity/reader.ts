@@ -10,16 +10,17 @@ export class ActivityRecords {
     private readonly renderUsers: UserRenderer,
   ) {}
 
-  async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[]) {
+  /** `repos`: the request's reads, through which voters' user records come from the read cache. */
+  async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[], repos: Repositories = this.repos) {
     // A just-recorded activity brings its votes along; no need to read them back.
-    const votes = knownVotes ?? (await this.repos.activities.votes(rows.map((r) => r.id)));
+    const votes = knownVotes ?? (await repos.activities.votes(rows.map((r) => r.id)));
     const byOrg = new Map<string, Set<string>>();
     for (const v of votes) {
       if (!byOrg.has(v.organization_id)) byOrg.set(v.organization_id, new Set());
       byOrg.get(v.organization_id)!.add(v.user_id);
     }
     const users = new Map<string, unknown>();
-    for (const [org, ids] of byOrg) for (const [k, u] of await this.renderUsers(org, [...ids])) users.set(k, u);
+    for (const [org, ids] of byOrg) for (const [k, u] of await this.renderUsers(repos, org, [...ids])) users.set(k, u);
     return rows.map((r) =>
       renderActivity(
         r,

@@ -2,15 +2,18 @@
 // id, organizationId, status, type, intent{<member>}, result{<member>}, votes, fingerprint,
 // canApprove, canReject, createdAt, updatedAt ({seconds, nanos} strings), failure when failed,
 // plus `timestampMs` and the nested copy `result.activity` the interface spec asks for.
-import type { ActivityRow, VoteRow } from '../store/index.js';
+import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
 import { ActivityStatus } from './status.js';
 
 function ts(ms: number) {
   return { seconds: String(Math.floor(ms / 1000)), nanos: String((ms % 1000) * 1_000_000) };
 }
 
-/** Renders users (v1User) by id for the `user` field of votes; supplied by the composition root. */
-export type UserRenderer = (organizationId: string, userIds: string[]) => Promise<Map<string, unknown>>;
+/**
+ * Renders users (v1User) by id for the `user` field of votes; supplied by the composition root. It
+ * reads through `repos`: a request's reads serve them from the read cache.
+ */
+export type UserRenderer = (repos: Repositories, organizationId: string, userIds: string[]) => Promise<Map<string, unknown>>;
 
 export interface Viewer {
   userId: string;

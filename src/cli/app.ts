@@ -15,6 +15,8 @@ import { authProxyServer } from '../http/auth-proxy.js';
 import { configureQuotas } from '../domain/quotas.js';
 import { makeDelivery } from '../delivery/delivery.js';
 import { publicApiServer } from '../http/public-api.js';
+import { Metrics } from '../http/metrics.js';
+import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
@@ -50,12 +52,21 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);
     const deployment = await loadDeployment(store.repos, masterKey);
     masterKey.fill(0);
+    // Audit entries are sealed into this process's stream; its signed heads are also logged, a copy
+    // of each checkpoint outside the database.
+    store.attachAudit(
+      auditSealer(deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE), deployment.signer, (c) =>
+        logger.info({ audit: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, time: c.created_at } }, 'audit checkpoint'),
+      ),
+    );
     configureQuotas(config.quotas);
     const registry = new Registry();
-    const records = new ActivityRecords(store.repos, async (orgId, ids) => {
-      const rows = await store.repos.users.getMany(orgId, ids);
-      const rendered = await userRecords(store.repos, orgId, rows);
-      return new Map(rendered.map((u) => [u.userId, u]));
+    // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
+    const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
+      const rendered = await Promise.all(
+        ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
+      );
+      return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
     });
     const services: Services = {
       barrier: deployment.barrier,
@@ -72,7 +83,10 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();
+    const metrics = new Metrics();
+    metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
     const api = await publicApiServer({
+      metrics,
       pipeline,
       logger,
       bodyLimitBytes: config.bodyLimitBytes,

@@ -9,7 +9,8 @@
 // every message contains "invalid mnemonic" because the SDK matches that substring. Messages name
 // word positions, never the words: a mnemonic is a secret even when it is mistyped.
 
-import { pbkdf2Sync, randomBytes } from 'node:crypto';
+import { pbkdf2, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { entropyToMnemonic as scureEntropyToMnemonic } from '@scure/bip39';
 import { wordlist as english } from '@scure/bip39/wordlists/english.js';
 import { wordlist as czech } from '@scure/bip39/wordlists/czech.js';
@@ -22,6 +23,8 @@ import { wordlist as simplifiedChinese } from '@scure/bip39/wordlists/simplified
 import { wordlist as traditionalChinese } from '@scure/bip39/wordlists/traditional-chinese.js';
 import { CryptoInputError, describeValue } from './errors.js';
 import { sha256 } from './hash.js';
+
+const pbkdf2Async = promisify(pbkdf2);
 
 export const MNEMONIC_WORD_COUNTS = [12, 15, 18, 21, 24] as const;
 export type MnemonicWordCount = (typeof MNEMONIC_WORD_COUNTS)[number];
@@ -189,6 +192,23 @@ export function translateMnemonic(mnemonic: string, from: MnemonicLanguage, to: 
  * BIP39 seed (64 bytes). Exactly the BIP39 function: the mnemonic string is used as given (after
  * NFKD), so callers that accept user input should store/pass `validateMnemonic(...)`'s canonical form.
  */
+/**
+ * mnemonicToSeed off the event loop: the 2048 PBKDF2 rounds run on libuv's thread pool, so a
+ * wallet creation does not stall every other request (issue 14).
+ */
+export async function mnemonicToSeedAsync(mnemonic: string, passphrase = ''): Promise<Uint8Array> {
+  if (typeof mnemonic !== 'string' || typeof passphrase !== 'string') {
+    throw new CryptoInputError('INVALID_MNEMONIC', 'invalid mnemonic: mnemonic and passphrase must be strings');
+  }
+  const password = Buffer.from(mnemonic.normalize('NFKD'), 'utf8');
+  const salt = Buffer.from(('mnemonic' + passphrase).normalize('NFKD'), 'utf8');
+  try {
+    return new Uint8Array(await pbkdf2Async(password, salt, 2048, 64, 'sha512'));
+  } finally {
+    password.fill(0);
+  }
+}
+
 export function mnemonicToSeed(mnemonic: string, passphrase = ''): Uint8Array {
   if (typeof mnemonic !== 'string' || typeof passphrase !== 'string') {
     throw new CryptoInputError('INVALID_MNEMONIC', 'invalid mnemonic: mnemonic and passphrase must be strings');

@@ -8,9 +8,10 @@
 //    exists (`user has exceeded maximum long-lived api keys`, `… short-lived api keys`,
 //    `… authenticators`). The reference documents no message for the organization limits; ours
 //    follow the same shape: `organization has exceeded maximum users: …`.
-//  - Counting happens inside the activity's transaction after locking the organization's row
-//    (OrganizationsRepo.lockForUpdate), so two concurrent creates on PostgreSQL cannot both pass on
-//    the same count; the refused activity's transaction rolls back and nothing is written.
+//  - Counts are kept per organization by triggers (migration 017) and read inside the activity's
+//    transaction with the counter's row locked (QuotasRepo.lockCount), so two concurrent creates on
+//    PostgreSQL cannot both pass on the same count, and nothing counts every row of a table; the
+//    refused activity's transaction rolls back and nothing is written.
 //  - "Tags 100 / 10" is applied to user tags and private key tags separately (each kind up to the
 //    limit), the reading that never refuses what the reference service would accept.
 //  - Expiring API keys beyond 10 are not refused: making room deletes expired keys first, then the
@@ -79,8 +80,7 @@ export async function reserve(repos: Repositories, organization: OrganizationRow
   if (adding <= 0) return;
   const quota = ORGANIZATION_QUOTAS[name];
   const limit = limitOf(quota, organization, name);
-  await repos.organizations.lockForUpdate(organization.id);
-  const has = await repos.quotas.count(quota.table, organization.id);
+  const has = await repos.quotas.lockCount(quota.table, organization.id);
   if (has + adding > limit) {
     const holder = organization.parent_organization_id ? 'a sub-organization' : 'an organization';
     throw new SigilError(

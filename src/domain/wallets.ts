@@ -1,16 +1,17 @@
 // HD wallets and their accounts (interface-spec.md §2 "Wallet account", §4.6; turnkey-semantics.md §4;
 // address-rules.md): creation from a fresh or given mnemonic, accounts derived once at creation with
 // their keys sealed per row (signing never re-derives), records, updates and deletion rules.
-import { generateMnemonic, isMnemonicWordCount, mnemonicToSeed, type MnemonicWordCount } from '../crypto/bip39.js';
+import { generateMnemonic, isMnemonicWordCount, mnemonicToSeedAsync, type MnemonicWordCount } from '../crypto/bip39.js';
 import { assertCurveFitsAddressFormat, encodeAddress } from '../crypto/addresses/index.js';
 import type { Curve } from '../crypto/curves.js';
 import { canonicalDerivationPath } from '../crypto/hd-path.js';
 import { deriveKey } from '../crypto/hd.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
-import type { Repositories, WalletAccountRow, WalletRow } from '../store/index.js';
+import { isUniqueViolation, type Repositories, type WalletAccountRow, type WalletRow } from '../store/index.js';
 import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext, OperationContext } from './context.js';
+import type { Prepared } from '../operations/define.js';
 import { reserve } from './quotas.js';
 import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
 import { timestamp, type TimestampObject } from './records.js';
@@ -107,7 +108,10 @@ async function deriveAccounts(
   if (taken.length > 0) {
     throw new SigilError('CONFLICT', `a wallet account named ${JSON.stringify(taken[0].name)} already exists in this organization`);
   }
-  return prepared.map((a) => {
+  const rows: WalletAccountRow[] = [];
+  for (const [i, a] of prepared.entries()) {
+    // Derivation is CPU work: let other requests run between every few accounts.
+    if (i > 0 && i % DERIVATIONS_PER_TURN === 0) await new Promise((r) => setImmediate(r));
     const key = deriveKey(seed, a.curve, a.path);
     const id = ctx.newId();
     const row: WalletAccountRow = {
@@ -128,9 +132,13 @@ async function deriveAccounts(
       updated_at: ctx.now,
     };
     key.privateKey.fill(0);
-    return row;
-  });
+    rows.push(row);
+  }
+  return rows;
 }
+
+/** Accounts derived in one turn of the event loop (each ~0.1 ms), so none blocks it for long. */
+const DERIVATIONS_PER_TURN = 16;
 
 function mnemonicWordCount(n: number | undefined): MnemonicWordCount {
   const count = n ?? 12;
@@ -138,20 +146,28 @@ function mnemonicWordCount(n: number | undefined): MnemonicWordCount {
   return count;
 }
 
-/** Stores a wallet for `mnemonic` with its accounts; used by create_wallet and (later) import_wallet. */
-export async function storeWallet(
+/**
+ * A wallet for `mnemonic` with its accounts, made ready to store (create_wallet, import_wallet): the
+ * checks that need no lock, the seed (PBKDF2 off the event loop), the derivations and the sealing
+ * happen here, outside any transaction; `writes` then checks what only the transaction can (the
+ * name still free, the quota's counter) and inserts.
+ */
+export async function prepareWallet(
   ctx: ActivityContext,
   p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
-): Promise<{ walletId: string; addresses: string[] }> {
+): Promise<Prepared<{ walletId: string; addresses: string[] }>> {
   const orgId = ctx.organization.id;
   checkName(p.walletName, 'walletName');
   await requireUniqueWalletName(ctx.repos, orgId, p.walletName);
-  await reserve(ctx.repos, ctx.organization, 'wallets', 1);
   const walletId = ctx.newId();
-  const seed = mnemonicToSeed(p.mnemonic);
-  const rows = await deriveAccounts(ctx, walletId, seed, p.accounts);
-  seed.fill(0);
-  await ctx.repos.wallets.insert({
+  const seed = await mnemonicToSeedAsync(p.mnemonic);
+  let rows: WalletAccountRow[];
+  try {
+    rows = await deriveAccounts(ctx, walletId, seed, p.accounts);
+  } finally {
+    seed.fill(0);
+  }
+  const wallet: WalletRow = {
     id: walletId,
     organization_id: orgId,
     name: p.walletName,
@@ -160,17 +176,47 @@ export async function storeWallet(
     imported: p.imported ? 1 : 0,
     created_at: ctx.now,
     updated_at: ctx.now,
-  });
-  await ctx.repos.wallets.insertAccounts(rows);
-  return { walletId, addresses: rows.map((r) => r.address) };
+  };
+  return {
+    result: { walletId, addresses: rows.map((r) => r.address) },
+    writes: async (repos) => {
+      await requireUniqueWalletName(repos, orgId, p.walletName);
+      await reserve(repos, ctx.organization, 'wallets', 1);
+      try {
+        await repos.wallets.insert(wallet);
+        await repos.wallets.insertAccounts(rows);
+      } catch (err) {
+        // Another create took a name this one checked (concurrent transactions).
+        if (isUniqueViolation(err)) throw new SigilError('CONFLICT', `a wallet named ${JSON.stringify(p.walletName)} or one of its account names already exists in this organization`);
+        throw err;
+      }
+    },
+  };
+}
+
+/** Stores a wallet for `mnemonic` with its accounts in the caller's transaction (import_wallet, approvals). */
+export async function storeWallet(
+  ctx: ActivityContext,
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
+): Promise<{ walletId: string; addresses: string[] }> {
+  const prepared = await prepareWallet(ctx, p);
+  await prepared.writes(ctx.repos);
+  return prepared.result;
+}
+
+/** create_wallet, prepared (see prepareWallet). */
+export function prepareNewWallet(ctx: ActivityContext, p: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number }) {
+  const mnemonic = generateMnemonic(mnemonicWordCount(p.mnemonicLength));
+  return prepareWallet(ctx, { walletName: p.walletName, accounts: p.accounts, mnemonic, imported: false });
 }
 
 export async function createWallet(
   ctx: ActivityContext,
   p: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number },
 ) {
-  const mnemonic = generateMnemonic(mnemonicWordCount(p.mnemonicLength));
-  return storeWallet(ctx, { walletName: p.walletName, accounts: p.accounts, mnemonic, imported: false });
+  const prepared = await prepareNewWallet(ctx, p);
+  await prepared.writes(ctx.repos);
+  return prepared.result;
 }
 
 /** Derives more accounts; with persist false only previews their addresses (turnkey-semantics.md §4). */
@@ -181,7 +227,7 @@ export async function createWalletAccounts(
   if (p.accounts.length === 0) throw invalid('accounts must list at least one account');
   const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
   const mnemonic = openMnemonic(ctx.services.barrier, wallet.id, wallet.mnemonic);
-  const seed = mnemonicToSeed(mnemonic);
+  const seed = await mnemonicToSeedAsync(mnemonic);
   const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts);
   seed.fill(0);
   if (p.persist !== false) await ctx.repos.wallets.insertAccounts(rows);

@@ -82,7 +82,15 @@ export class Metrics {
     if (r.signatures) this.signatures.inc({ operation: r.operation }, r.signatures);
   }
 
+  /** Counters kept elsewhere (the store's), read when the metrics are rendered. */
+  private readonly external: { name: string; help: string; read: () => number }[] = [];
+
+  addCounter(name: string, help: string, read: () => number): void {
+    this.external.push({ name, help, read });
+  }
+
   render(): string {
-    return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render()].join('\n') + '\n';
+    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`, `${c.name} ${c.read()}`]);
+    return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render(), ...external].join('\n') + '\n';
   }
 }

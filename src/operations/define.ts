@@ -3,6 +3,7 @@
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
 import type { PolicyContext } from '../policy/index.js';
+import type { Repositories } from '../store/index.js';
 
 /** How an activity is authorized before the policy engine has its say (turnkey-semantics.md §1.4, §2). */
 export type Authorization =
@@ -25,6 +26,13 @@ export interface TypeAlias {
   result?: string;
   /** Brings this version's parameters to the shape `execute` takes (defaults for later fields). */
   adapt?: (params: any) => any;
+}
+
+/** What `prepare` answers: the activity's result, and the writes that make it true. */
+export interface Prepared<R> {
+  result: R;
+  /** Only writes (inserts, counted quota checks): they run in a shared transaction and may be replayed. */
+  writes(repos: Repositories): Promise<void>;
 }
 
 export interface ActivityDeclaration<P = any, R = any> {
@@ -87,6 +95,13 @@ export interface ActivityDeclaration<P = any, R = any> {
    * before comparing) is a single self-contained statement that must survive that failure.
    */
   execution?: 'transactional' | 'pure';
+  /**
+   * Activities whose work is a slow part that only reads (key derivation, PBKDF2) followed by writes
+   * that need no further reads: `prepare` runs outside any transaction with the request's reads and
+   * returns the result with its `writes`, which join the grouped commit recording the activity, so
+   * no lock is held across the crypto (create_wallet). `execute` still serves the approval path.
+   */
+  prepare?: (ctx: ActivityContext, params: P) => Promise<Prepared<R>>;
   /** Signing and auth activities answer COMPLETED in the submit response itself. */
   execute(ctx: ActivityContext, params: P): Promise<R>;
 }

@@ -5,6 +5,7 @@ import { pageLimit } from '../domain/records.js';
 import {
   accountRecord,
   createWallet,
+  prepareNewWallet,
   createWalletAccounts,
   deleteWalletAccounts,
   deleteWallets,
@@ -32,6 +33,8 @@ export const createWalletOp = defineActivity<
   result: 'createWalletResult',
   policy: { resource: 'WALLET', action: 'CREATE' },
   appProofFacts: (ctx, p, r) => derivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
+  // The seed and derivations are made before any lock; the inserts join the grouped commit.
+  prepare: (ctx, p) => prepareNewWallet(ctx, p),
   execute: (ctx, p) => createWallet(ctx, p),
 });
 

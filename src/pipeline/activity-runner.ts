@@ -11,10 +11,11 @@ import { proveFacts } from '../domain/app-proofs.js';
 import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
-import { isUniqueViolation, type ActivityRow, type Repositories, type Store, type VoteRow } from '../store/index.js';
+import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
 import { checkWritesOwnOrganization, decide, includedInConsensus, type Decision } from './authorize.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
+import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
 import type { PipelineResponse } from './pipeline.js';
 import { redactSecrets } from '../operations/secret-fields.js';
 
@@ -38,11 +39,16 @@ function signatureCount(result: string | null): number {
   return Array.isArray(member?.signatures) ? member.signatures.length : 1;
 }
 
+const actorOf = (caller: Caller) => ({ userId: caller.user.id, publicKey: credentialPublicKey(caller.credential) });
+
 function failureOf(err: SigilError) {
   return JSON.stringify(err.toBody());
 }
 
 interface Submission {
+  /** What the request reads through (the read cache), and the activity its fingerprint already names. */
+  reads: Repositories;
+  existing?: ActivityRow | null;
   decl: ActivityDeclaration;
   binding: ActivityTypeBinding;
   params: Record<string, unknown>;
@@ -78,13 +84,14 @@ export class ActivityRunner {
 
   async submit(s: Submission) {
     const { store } = this.deps;
-    const { decl, binding, params, fingerprint, base } = s;
+    const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
     checkWritesOwnOrganization(base.organization, base.caller);
 
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
-    // from another user of the organization count as that user's approval.
-    const existing = await store.repos.activities.findByFingerprint(orgId, fingerprint);
+    // from another user of the organization count as that user's approval. The pipeline looked the
+    // fingerprint up with its first read when it knew the organization.
+    const existing = s.existing !== undefined ? (s.existing ?? undefined) : await store.repos.activities.findByFingerprint(orgId, fingerprint);
     if (existing) {
       if (existing.status === ActivityStatus.CONSENSUS_NEEDED && existing.user_id !== base.caller.user.id) {
         const voted = (await store.repos.activities.votes([existing.id])).some((v) => v.user_id === base.caller.user.id);
@@ -117,7 +124,7 @@ export class ActivityRunner {
     // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
     const vote = this.voteOf(activityId, base.caller, 'VOTE_SELECTION_APPROVED', decl.secretFields?.length ? fingerprint : s.rawBody.toString('utf8'), base.now);
     const decision = await decide({
-      repos: store.repos,
+      repos: reads,
       decl,
       type: binding.type,
       org: base.organization,
@@ -125,7 +132,7 @@ export class ActivityRunner {
       params,
       votes: [vote],
       now: base.now,
-      hookContext: { ...base, repos: store.repos },
+      hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
     // The submit response is the one place a result's secret fields are shown.
@@ -139,48 +146,54 @@ export class ActivityRunner {
         row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
       }
     };
-    const record = async (repos: Repositories) => {
-      await repos.activities.insert(row);
-      await repos.activities.insertVote(vote);
-      await this.recordEvaluations(repos, row, vote, decision.evaluations);
-    };
-    // The audit entry joins the activity's own grouped commit: both are durable or neither is.
-    const recordAndAudit = async (repos: Repositories) => {
-      await record(repos);
-      await this.auditActivity(repos, decl.path, row, base.caller);
-    };
+    const evaluations = this.evaluationRows(row, vote, decision.evaluations);
+    // The records of a finished (or waiting) activity, with its audit entry, in one grouped commit.
+    const records = (writes?: (repos: Repositories) => Promise<void>) => ({
+      activities: [row],
+      votes: [vote],
+      evaluations,
+      audit: [activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }) as PendingAuditEntry],
+      writes,
+    });
     try {
       if (decision.outcome === 'consensus_needed') {
         row.status = ActivityStatus.CONSENSUS_NEEDED;
         row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(params)), PENDING_AT(activityId));
-        await store.groupCommit(recordAndAudit);
+        await store.commitRecords(records());
+      } else if (decl.prepare) {
+        // The slow part reads only; its writes join the grouped commit that records the activity.
+        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
+        const prepared = await decl.prepare(ctx, params);
+        complete(prepared.result, ctx);
+        await store.commitRecords(records(prepared.writes));
       } else if (decl.execution === 'pure') {
         // Reads and computation happen first; the finished activity is then recorded durably
         // before the answer leaves. A crash in between loses a result nobody has seen.
-        const ctx: ActivityContext = { ...base, repos: store.repos, activityId, activityType: binding.type };
+        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
         complete(await decl.execute(ctx, params), ctx);
-        await store.groupCommit(recordAndAudit);
+        await store.commitRecords(records());
       } else {
         await store.transaction(async (repos) => {
           // Recorded before execution; its status and result after, in the same transaction, so a
           // crash leaves either nothing or the finished activity.
-          await record(repos);
+          await repos.activities.insert(row);
+          await repos.activities.insertVote(vote);
+          for (const e of evaluations) await repos.policyEvaluations.insert(e);
           const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
           complete(await decl.execute(ctx, params), ctx);
           await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
-          // Last in the transaction, so the audit log's seq is held only until the commit.
-          await this.auditActivity(repos, decl.path, row, base.caller);
+          appendAudit(repos, activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }));
         });
       }
     } catch (err) {
-      // A concurrent identical submission won the insert: answer with its activity.
-      if (isUniqueViolation(err)) {
-        const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint);
-        if (winner) return this.respond(decl.path, winner, base.caller);
-      }
+      // A concurrent identical submission (another process, or the same group) won: whatever this
+      // one tripped over (the fingerprint, or a wallet name the winner took first), the answer is
+      // the winner's activity.
+      const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint);
+      if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
-    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote]);
+    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
   }
@@ -221,11 +234,8 @@ export class ActivityRunner {
       async (repos) => {
         await repos.activities.insert(row);
         await repos.activities.insertVote(ownVote);
+        appendAudit(repos, activityEntry({ row, operation: decl.path, vote: ownVote, actor: actorOf(base.caller) }));
       },
-      // The audit append takes the log's one sequence, so it comes last in the transaction: taken
-      // before the approved activity runs (which may lock its organization's row for a quota), it
-      // would deadlock on PostgreSQL against a create holding that row and waiting for the log.
-      (repos) => this.auditActivity(repos, decl.path, row, base.caller),
     );
     return this.respond(decl.path, row, base.caller, [ownVote]);
   }
@@ -240,8 +250,6 @@ export class ActivityRunner {
     selection: string,
     message: string,
     alsoRecord?: (repos: Repositories) => Promise<void>,
-    /** Audit appends of `alsoRecord`'s writes, made after the vote's own (the log's sequence is taken last). */
-    alsoAudit?: (repos: Repositories) => Promise<unknown>,
   ): Promise<void> {
     const { store, registry } = this.deps;
     if (base.caller.organizationId !== target.organization_id) {
@@ -269,21 +277,10 @@ export class ActivityRunner {
         throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${current?.status ?? 'gone'})`);
       }
       await alsoRecord?.(repos);
-      const status = await this.applyVote(repos, current, operation, base, selection, message);
-      await appendAudit(
-        repos,
-        voteEntry({
-          organizationId: target.organization_id,
-          activityId: target.id,
-          type: target.type,
-          selection,
-          status,
-          fingerprint: target.fingerprint,
-          actor: { userId: base.caller.user.id, publicKey: credentialPublicKey(base.caller.credential) },
-          time: base.now,
-        }),
-      );
-      await alsoAudit?.(repos);
+      const vote = await this.applyVote(repos, current, operation, base, selection, message);
+      // The entry describes the activity as the vote left it (its status, result or failure).
+      const after = (await repos.activities.get(target.organization_id, target.id))!;
+      appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller), time: base.now }));
     });
   }
 
@@ -295,7 +292,7 @@ export class ActivityRunner {
     base: Omit<OperationContext, 'repos'>,
     selection: string,
     message: string,
-  ): Promise<string> {
+  ): Promise<VoteRow> {
     const { services } = this.deps;
     const votes = await repos.activities.votes([target.id]);
       if (votes.some((v) => v.user_id === base.caller.user.id)) {
@@ -324,14 +321,14 @@ export class ActivityRunner {
       await repos.activities.insertVote(vote);
       if (selection === 'VOTE_SELECTION_REJECTED') {
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
-        return ActivityStatus.REJECTED;
+        return vote;
       }
       const outcome: Decision = await decide(decision);
-      await this.recordEvaluations(repos, target, vote, outcome.evaluations);
-      if (outcome.outcome === 'consensus_needed') return ActivityStatus.CONSENSUS_NEEDED;
+      for (const e of this.evaluationRows(target, vote, outcome.evaluations)) await repos.policyEvaluations.insert(e);
+      if (outcome.outcome === 'consensus_needed') return vote;
       if (outcome.outcome === 'deny') {
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(outcome.error) }, base.now);
-        return ActivityStatus.FAILED;
+        return vote;
       }
       // Consensus reached: run it as its submitter, inside a savepoint so a failing execution
       // leaves the vote recorded and the activity FAILED with its reason.
@@ -340,12 +337,12 @@ export class ActivityRunner {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
         const body = resultBodies(operation.decl, operation.binding.result, result).stored;
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
-        return ActivityStatus.COMPLETED;
+        return vote;
       } catch (err) {
         if (!(err instanceof SigilError) && !(err instanceof Error && /Crypto|Transaction/.test(err.name))) throw err;
         const failure = err instanceof SigilError ? err : new SigilError('REQUEST_INVALID', (err as Error).message);
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
-        return ActivityStatus.FAILED;
+        return vote;
       }
   }
 
@@ -374,36 +371,14 @@ export class ActivityRunner {
     };
   }
 
-  private async auditActivity(repos: Repositories, operation: string, row: ActivityRow, caller: Caller): Promise<void> {
-    await appendAudit(
-      repos,
-      activityEntry({
-        organizationId: row.organization_id,
-        activityId: row.id,
-        operation,
-        type: row.type,
-        status: row.status,
-        fingerprint: row.fingerprint,
-        actor: { userId: caller.user.id, publicKey: credentialPublicKey(caller.credential) },
-        time: row.updated_at,
-      }),
-    );
+  /** The policy evaluations of one vote, as the rows get_policy_evaluations reads. */
+  private evaluationRows(row: ActivityRow, vote: VoteRow, evaluations: PolicyEvaluation[]): PolicyEvaluationRow[] {
+    if (evaluations.length === 0) return [];
+    return [{ id: newId(), organization_id: row.organization_id, activity_id: row.id, vote_id: vote.id, evaluations: JSON.stringify(evaluations), created_at: vote.created_at }];
   }
 
-  private async recordEvaluations(repos: Repositories, row: ActivityRow, vote: VoteRow, evaluations: PolicyEvaluation[]) {
-    if (evaluations.length === 0) return;
-    await repos.policyEvaluations.insert({
-      id: newId(),
-      organization_id: row.organization_id,
-      activity_id: row.id,
-      vote_id: vote.id,
-      evaluations: JSON.stringify(evaluations),
-      created_at: vote.created_at,
-    });
-  }
-
-  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[]): Promise<PipelineResponse> {
-    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes);
+  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[], reads?: Repositories): Promise<PipelineResponse> {
+    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes, reads);
     return {
       body: { activity },
       log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status, type: row.type },

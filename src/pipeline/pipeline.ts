@@ -13,7 +13,7 @@ import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
 import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/index.js';
-import type { OrganizationRow, Store } from '../store/index.js';
+import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
 import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
@@ -24,7 +24,7 @@ import { RateLimiter } from './rate-limit.js';
 import { credentialPublicKey } from '../domain/context.js';
 import { parseStamp, type AttestedStamp } from '../auth/stamp.js';
 import { attestedCaller } from '../domain/attested-stamps.js';
-import { appendAudit, refusedEntry } from '../audit/record.js';
+import { refusedEntry } from '../audit/record.js';
 
 export interface PipelineRequest {
   kind: 'submit' | 'query';
@@ -110,7 +110,9 @@ export class Pipeline {
     const body = parseBody(req.rawBody);
     const organizationId = organizationIdOf(body);
     if (req.identity) req.identity.organizationId = organizationId;
-    const repos = this.deps.store.repos;
+    // A submission's fingerprint is looked up with the request's first read (idempotency, §3).
+    const fingerprint = decl.kind === 'activity' ? fingerprintOf(req.rawBody) : undefined;
+    const { repos, existing } = await this.readsFor(organizationId, fingerprint);
     const now = this.now();
     const target = await requireOrganization(repos, organizationId);
     const { organization, caller } =
@@ -130,7 +132,25 @@ export class Pipeline {
     await this.rateLimiter.take(organization, caller, now, (req.responseHeaders ??= {}), { perCredential: !req.viaAuthProxy });
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
     if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
-    return this.runActivity(decl, body, req.rawBody, base);
+    // The fingerprint was looked up in the target; a login may have moved to a sub-organization.
+    return this.runActivity(decl, body, req.rawBody, base, repos, organization.id === organizationId ? (existing ?? null) : undefined);
+  }
+
+  /**
+   * The request's reads: the cache generations of the target organization and its parent (and the
+   * activity `fingerprint` names, for a submission) in one read, then the hot reads from memory.
+   * An organization's parent never changes, so it is learnt once.
+   */
+  private async readsFor(organizationId: string, fingerprint: string | undefined) {
+    const { store } = this.deps;
+    let parent = store.parentOf(organizationId);
+    if (parent === undefined) {
+      const org = await store.repos.organizations.get(organizationId);
+      // An unknown organization is refused by requireOrganization with the reads below.
+      parent = org ? org.parent_organization_id : null;
+      if (org) store.rememberParent(org.id, parent);
+    }
+    return store.reads(parent ? [organizationId, parent] : [organizationId], fingerprint ? { organizationId, fingerprint } : undefined);
   }
 
   /** An X-Stamp-Attested request: only login activities take one (src/domain/attested-stamps.ts). */
@@ -188,7 +208,7 @@ export class Pipeline {
       time: this.now(),
     });
     if (credentialId) entry.credentialId = credentialId;
-    await this.deps.store.transaction((repos) => appendAudit(repos, entry));
+    await this.deps.store.commitRecords({ audit: [entry] });
   }
 
   private async runQuery(decl: QueryDeclaration, body: Record<string, unknown>, ctx: OperationContext): Promise<PipelineResponse> {
@@ -202,6 +222,9 @@ export class Pipeline {
     body: Record<string, unknown>,
     rawBody: Buffer,
     base: Omit<OperationContext, 'repos'>,
+    reads: Repositories,
+    /** The activity the fingerprint names (null: none), when it was looked up in this organization. */
+    existing: ActivityRow | null | undefined,
   ): Promise<PipelineResponse> {
     const { config } = this.deps;
     const bindings = this.deps.registry.typeBindings.get(decl.path)!;
@@ -224,7 +247,7 @@ export class Pipeline {
     const params = binding.adapt ? (binding.adapt(intentParams) as Record<string, unknown>) : intentParams;
     const fingerprint = fingerprintOf(rawBody);
 
-    return this.activities.submit({ decl, binding, params, intentParams, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
+    return this.activities.submit({ reads, existing, decl, binding, params, intentParams, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
   }
 
 }

@@ -8,6 +8,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
+import { postgresRaw, sqliteRaw, type RawDb } from './raw.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
@@ -21,6 +22,9 @@ import * as m010 from './migrations/010_organization_features.js';
 import * as m011 from './migrations/011_oauth2_credentials.js';
 import * as m013 from './migrations/013_rate_limits.js';
 import * as m014 from './migrations/014_verified_contacts_auth_proxy.js';
+import * as m015 from './migrations/015_cache_generations.js';
+import * as m016 from './migrations/016_audit_streams.js';
+import * as m017 from './migrations/017_quota_counts.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -38,6 +42,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '011_oauth2_credentials': m011,
   '013_rate_limits': m013,
   '014_verified_contacts_auth_proxy': m014,
+  '015_cache_generations': m015,
+  '016_audit_streams': m016,
+  '017_quota_counts': m017,
 };
 
 class StaticMigrations implements MigrationProvider {
@@ -46,9 +53,22 @@ class StaticMigrations implements MigrationProvider {
   }
 }
 
+/**
+ * Counters of the database work a process does: `roundTrips` counts the statements sent to
+ * PostgreSQL (each one a round trip on its connection); SQLite runs in-process and counts none.
+ */
+export interface DatabaseStats {
+  roundTrips: number;
+}
+
 export interface OpenedDatabase {
   db: Kysely<Database>;
   dialect: Dialect;
+  stats: DatabaseStats;
+  /** The hot path's prepared statements (src/store/raw.ts). */
+  raw: RawDb;
+  /** SQLite: the connection Kysely writes through (grouped commits use it under Kysely's lock). */
+  sqliteWriter?: BetterSqlite3.Database;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   schema?: string;
@@ -114,7 +134,19 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   cacheStatements(database);
-  return { db: new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) }), dialect: 'sqlite', location: file };
+  // A second connection for the hot path's reads: in WAL it reads the last commit without waiting
+  // for a transaction in progress on the writing connection.
+  const reader = new BetterSqlite3(file);
+  reader.pragma('busy_timeout = 5000');
+  reader.pragma('query_only = true');
+  return {
+    db: new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) }),
+    dialect: 'sqlite',
+    location: file,
+    stats: { roundTrips: 0 },
+    raw: sqliteRaw(reader),
+    sqliteWriter: database,
+  };
 }
 
 function openPostgres(url: string): OpenedDatabase {
@@ -128,11 +160,24 @@ function openPostgres(url: string): OpenedDatabase {
   const pool = new pg.Pool({
     connectionString: parsed.toString(),
     max: 10,
+    // Names the process in pg_stat_activity, so an operator (and the bench) can tell whose backend is whose.
+    application_name: `sigil ${process.pid}`,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const stats: DatabaseStats = { roundTrips: 0 };
+  // Every statement a pooled connection sends is one round trip (bench and /metrics report them).
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      stats.roundTrips++;
+      return query(...args);
+    };
   });
   parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    stats,
+    raw: postgresRaw(pool, stats),
     dialect: 'postgres',
     location: parsed.toString(),
     schema: schema ?? undefined,
@@ -154,6 +199,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
         }
       }
     } catch (err) {
+      await opened.raw.close();
       await opened.db.destroy();
       throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
     }
@@ -170,6 +216,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
   });
   const { error } = await migrator.migrateToLatest();
   if (error) {
+    await opened.raw.close();
     await opened.db.destroy();
     throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
   }

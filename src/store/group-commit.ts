@@ -1,30 +1,122 @@
-// Group commit: write units submitted while a commit is in progress are gathered into the next
-// transaction, so many concurrent requests share one durable commit (one fsync on SQLite) instead
-// of paying for one each (DESIGN.md stack: "commits of concurrent requests grouped so they share one
-// fsync"). Each unit runs inside its own savepoint: a unit that fails (say, a duplicate fingerprint)
-// is rolled back alone and reported to its caller, while the others in the batch still commit.
+// Grouped commits (DESIGN.md "The hot path": writes are grouped — one transaction, few round trips, no
+// per-request savepoints; stack: "commits of concurrent requests grouped so they share one fsync").
+// Units submitted while a commit is in progress are gathered into the next one. A unit is what a
+// finished request must record — activity rows, votes, policy evaluations, audit entries — and
+// optionally writes of its own prepared beforehand (create_wallet's rows), run inside the group's
+// transaction first. The records of the whole group go in as one multi-row insert per table: on
+// PostgreSQL one statement (data-modifying CTEs over json_populate_recordset), which is the whole
+// transaction and one round trip when no unit has writes of its own.
+//
+// Nothing is validated here: units arrive ready to write. A unit that still fails is isolated by
+// replaying the group without it — a unit whose `writes` threw is known at once; a duplicate
+// fingerprint (two identical submissions at once) is found by looking the group's fingerprints up;
+// anything else is found by committing the units one by one.
 import { sql, type Kysely } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './schema.js';
+import type { Dialect } from './db.js';
+import { isUniqueViolation } from './db.js';
+import type { RawDb } from './raw.js';
+import { statement } from './raw.js';
+import type { AuditEntryRow, AuditLane, PendingAuditEntry } from './audit-lane.js';
+import type { ActivityRow, VoteRow } from './repositories/activities.js';
+import type { PolicyEvaluationRow } from './repositories/policies.js';
 
-interface Unit<R> {
-  run: (trx: Kysely<Database>) => Promise<R>;
-  resolve: (value: R) => void;
+/** What one request records in a grouped commit. */
+export interface RecordUnit<R = unknown> {
+  activities?: ActivityRow[];
+  votes?: VoteRow[];
+  evaluations?: PolicyEvaluationRow[];
+  audit?: PendingAuditEntry[];
+  /** Writes of the unit's own, run first in the group's transaction; prepared so they only write. */
+  writes?: (repos: R) => Promise<void>;
+}
+
+/** The unit's activity was not recorded: one with the same fingerprint exists (it won a race). */
+export class DuplicateActivity extends Error {
+  constructor(
+    readonly organizationId: string,
+    readonly fingerprint: string,
+  ) {
+    super(`an activity with fingerprint ${fingerprint} already exists`);
+  }
+}
+
+/** Thrown inside an attempt: the unit at `index` failed in its own writes. */
+class UnitFailed extends Error {
+  constructor(
+    readonly index: number,
+    readonly reason: unknown,
+  ) {
+    super('unit failed');
+  }
+}
+
+interface Queued {
+  unit: RecordUnit;
+  resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 const MAX_BATCH = 256;
 
-export class GroupCommit {
-  private queue: Unit<any>[] = [];
+// One statement for all of a group's records on PostgreSQL, prepared once: every table's rows arrive
+// as a JSON array and are inserted positionally (json_populate_recordset yields the table's columns
+// in order).
+const GROUP_INSERT = statement(
+  'sigil_group_insert',
+  `WITH a AS (INSERT INTO activities SELECT * FROM json_populate_recordset(NULL::activities, $1::json)),
+        v AS (INSERT INTO votes SELECT * FROM json_populate_recordset(NULL::votes, $2::json)),
+        e AS (INSERT INTO policy_evaluations SELECT * FROM json_populate_recordset(NULL::policy_evaluations, $3::json))
+   INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, $4::json)`,
+);
+
+const EXISTING = statement(
+  'sigil_existing_fingerprints',
+  'SELECT organization_id, fingerprint FROM activities WHERE fingerprint = ANY($1::text[])',
+  'SELECT organization_id, fingerprint FROM activities WHERE fingerprint IN (SELECT value FROM json_each($1))',
+);
+
+interface Records {
+  activities: ActivityRow[];
+  votes: VoteRow[];
+  evaluations: PolicyEvaluationRow[];
+  audit: PendingAuditEntry[];
+}
+
+function gather(units: RecordUnit[]): Records {
+  const out: Records = { activities: [], votes: [], evaluations: [], audit: [] };
+  for (const u of units) {
+    out.activities.push(...(u.activities ?? []));
+    out.votes.push(...(u.votes ?? []));
+    out.evaluations.push(...(u.evaluations ?? []));
+    out.audit.push(...(u.audit ?? []));
+  }
+  return out;
+}
+
+export class GroupCommit<R> {
+  private queue: Queued[] = [];
   private running = false;
+  /** SQLite: one cached INSERT per table, columns read from the table itself. */
+  private readonly sqliteInserts = new Map<string, (row: object) => void>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly opts: {
+      db: Kysely<Database>;
+      dialect: Dialect;
+      raw: RawDb;
+      lane: AuditLane;
+      sqliteWriter?: BetterSqlite3.Database;
+      /** Repositories bound to a transaction's connection, collecting its audit entries. */
+      bind: (trx: Kysely<Database>, pendingAudit: PendingAuditEntry[]) => R;
+    },
+  ) {}
 
-  submit<R>(run: (trx: Kysely<Database>) => Promise<R>): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.queue.push({ run, resolve, reject });
-      // Start on the next turn of the event loop, so requests that reach this point in the same
-      // turn share the commit; a commit blocks the loop (fsync), so waiting longer gains nothing.
+  submit(unit: RecordUnit<R>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ unit: unit as RecordUnit, resolve, reject });
+      // Start on the next turn of the event loop, so units that arrive in the same turn share it.
       if (!this.running) {
         this.running = true;
         setImmediate(() => void this.drain());
@@ -34,37 +126,123 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-        try {
-          await this.db.transaction().execute(async (trx) => {
-            for (const unit of batch) {
-              await sql`savepoint sigil_unit`.execute(trx);
-              try {
-                const value = await unit.run(trx);
-                await sql`release savepoint sigil_unit`.execute(trx);
-                outcomes.push({ ok: true, value });
-              } catch (error) {
-                await sql`rollback to savepoint sigil_unit`.execute(trx);
-                await sql`release savepoint sigil_unit`.execute(trx);
-                outcomes.push({ ok: false, error });
-              }
-            }
-          });
-        } catch (error) {
-          // The commit itself failed: nothing in the batch is durable.
-          for (const unit of batch) unit.reject(error);
-          continue;
-        }
-        batch.forEach((unit, i) => {
-          const o = outcomes[i];
-          if (o.ok) unit.resolve(o.value);
-          else unit.reject(o.error);
-        });
-      }
+      while (this.queue.length > 0) await this.commitBatch(this.queue.splice(0, MAX_BATCH));
     } finally {
       this.running = false;
     }
+  }
+
+  private async commitBatch(batch: Queued[]): Promise<void> {
+    // Two identical submissions in one group: the first is recorded, the others answer with it.
+    const seen = new Set<string>();
+    let live = batch.filter((q) => {
+      const dup = (q.unit.activities ?? []).find((a) => seen.has(`${a.organization_id} ${a.fingerprint}`));
+      for (const a of q.unit.activities ?? []) seen.add(`${a.organization_id} ${a.fingerprint}`);
+      if (dup) q.reject(new DuplicateActivity(dup.organization_id, dup.fingerprint));
+      return !dup;
+    });
+    while (live.length > 0) {
+      try {
+        await this.attempt(live.map((q) => q.unit));
+        for (const q of live) q.resolve();
+        return;
+      } catch (err) {
+        if (err instanceof UnitFailed) {
+          live[err.index].reject(err.reason);
+          live = live.filter((_, i) => i !== err.index);
+          continue;
+        }
+        const duplicates = isUniqueViolation(err) ? await this.duplicates(live) : [];
+        if (duplicates.length > 0) {
+          for (const [q, d] of duplicates) q.reject(d);
+          live = live.filter((q) => !duplicates.some(([x]) => x === q));
+          continue;
+        }
+        if (live.length === 1) {
+          live[0].reject(err);
+          return;
+        }
+        // Not attributable: commit the units one by one, so only the failing one fails.
+        for (const q of live) await this.commitBatch([q]);
+        return;
+      }
+    }
+  }
+
+  /** Units whose activity's fingerprint is already recorded. */
+  private async duplicates(live: Queued[]): Promise<[Queued, DuplicateActivity][]> {
+    const fingerprints = live.flatMap((q) => (q.unit.activities ?? []).map((a) => a.fingerprint));
+    if (fingerprints.length === 0) return [];
+    const param = this.opts.raw.dialect === 'postgres' ? fingerprints : JSON.stringify(fingerprints);
+    const existing = new Set((await this.opts.raw.query<{ organization_id: string; fingerprint: string }>(EXISTING, [param])).map((r) => `${r.organization_id} ${r.fingerprint}`));
+    const out: [Queued, DuplicateActivity][] = [];
+    for (const q of live) {
+      const a = (q.unit.activities ?? []).find((x) => existing.has(`${x.organization_id} ${x.fingerprint}`));
+      if (a) out.push([q, new DuplicateActivity(a.organization_id, a.fingerprint)]);
+    }
+    return out;
+  }
+
+  private async attempt(units: RecordUnit[]): Promise<void> {
+    const { db, dialect, lane } = this.opts;
+    const records = gather(units);
+    if (dialect === 'postgres' && units.every((u) => !u.writes)) {
+      // The whole transaction is one statement.
+      await lane.commit(records.audit, (rows) => this.opts.raw.query(GROUP_INSERT, this.groupParams(records, rows)));
+      return;
+    }
+    await db.connection().execute(async (conn) => {
+      await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
+      try {
+        const ownAudit: PendingAuditEntry[] = [];
+        for (const [i, u] of units.entries()) {
+          if (!u.writes) continue;
+          try {
+            await u.writes(this.opts.bind(conn, ownAudit));
+          } catch (reason) {
+            throw new UnitFailed(i, reason);
+          }
+        }
+        await lane.commit([...records.audit, ...ownAudit], async (rows) => {
+          if (dialect === 'postgres') {
+            await sql`WITH a AS (INSERT INTO activities SELECT * FROM json_populate_recordset(NULL::activities, ${JSON.stringify(records.activities)}::json)),
+              v AS (INSERT INTO votes SELECT * FROM json_populate_recordset(NULL::votes, ${JSON.stringify(records.votes)}::json)),
+              e AS (INSERT INTO policy_evaluations SELECT * FROM json_populate_recordset(NULL::policy_evaluations, ${JSON.stringify(records.evaluations)}::json))
+              INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, ${JSON.stringify(rows)}::json)`.execute(conn);
+          } else {
+            this.insertSqlite('activities', records.activities);
+            this.insertSqlite('votes', records.votes);
+            this.insertSqlite('policy_evaluations', records.evaluations);
+            this.insertSqlite('audit_entries', rows);
+          }
+          await sql.raw('commit').execute(conn);
+        });
+      } catch (err) {
+        await sql.raw('rollback').execute(conn).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  private groupParams(records: Records, audit: AuditEntryRow[]): string[] {
+    return [JSON.stringify(records.activities), JSON.stringify(records.votes), JSON.stringify(records.evaluations), JSON.stringify(audit)];
+  }
+
+  /** Inserts rows through the SQLite writer (inside the transaction Kysely's connection holds open). */
+  private insertSqlite(table: string, rows: object[]): void {
+    if (rows.length === 0) return;
+    let insert = this.sqliteInserts.get(table);
+    if (!insert) {
+      const writer = this.opts.sqliteWriter!;
+      const columns = (writer.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+      const stmt = writer.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+      insert = (row: object) => {
+        const values: Record<string, unknown> = {};
+        for (const c of columns) values[c] = (row as Record<string, unknown>)[c] ?? null;
+        stmt.run(values);
+      };
+      this.sqliteInserts.set(table, insert);
+    }
+    for (const row of rows) insert(row);
   }
 }

@@ -1,9 +1,16 @@
 // The store: an opened database plus the repositories bound to it or to a transaction. Only this
 // folder holds SQL; everything above it talks to repositories.
 import { sql, type Kysely } from 'kysely';
-import { openDatabase, type Dialect } from './db.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openDatabase, type DatabaseStats, type Dialect } from './db.js';
 import type { Database } from './schema.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type RecordUnit } from './group-commit.js';
+import { AuditLane, type AuditSealer, type PendingAuditEntry } from './audit-lane.js';
+import type { RawDb } from './raw.js';
+import { ReadCache } from './read-cache.js';
+import { cachedRepositories } from './cached-repositories.js';
+import { readGenerations, readGenerationsAndActivity } from './hot-reads.js';
+import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
 import { ApiKeysRepo } from './repositories/api-keys.js';
 import { MetaRepo } from './repositories/meta.js';
@@ -27,6 +34,8 @@ import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 
 export { isUniqueViolation } from './db.js';
+export { DuplicateActivity, type RecordUnit } from './group-commit.js';
+export type { AuditCheckpointRow, AuditEntryRow, AuditHead, AuditSealer, PendingAuditEntry } from './audit-lane.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
 export type { ApiKeyRow } from './repositories/api-keys.js';
 export type { OrganizationRow } from './repositories/organizations.js';
@@ -49,6 +58,12 @@ export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
+  /**
+   * A value derived from the organization's rarely-changing data (compiled policies, rendered user
+   * records), kept by the read cache while the organization's generation stands; computed each time
+   * where there is no cache (transactions, the CLI).
+   */
+  memo<T>(organizationId: string, key: string, load: () => Promise<T>): Promise<T>;
   /**
    * Inside a transaction: runs `fn` in a savepoint, undoing only its writes when it throws (the
    * error is rethrown). Used when a failure must be recorded beside the writes that led to it.
@@ -78,8 +93,9 @@ export interface Repositories {
   authProxyConfigs: AuthProxyConfigsRepo;
 }
 
-function bind(db: Kysely<Database>): Repositories {
+function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
   return {
+    memo: (_organizationId, _key, load) => load(),
     savepoint: async <T>(fn: () => Promise<T>): Promise<T> => {
       await sql`savepoint sigil_step`.execute(db);
       try {
@@ -109,7 +125,7 @@ function bind(db: Kysely<Database>): Repositories {
     ipAllowlists: new IpAllowlistsRepo(db),
     oauthProviders: new OauthProvidersRepo(db),
     oauth2Credentials: new Oauth2CredentialsRepo(db),
-    auditLog: new AuditLogRepo(db),
+    auditLog: new AuditLogRepo(db, pendingAudit),
     rateLimits: new RateLimitsRepo(db),
     quotas: new QuotasRepo(db),
     otps: new OtpsRepo(db),
@@ -117,36 +133,115 @@ function bind(db: Kysely<Database>): Repositories {
   };
 }
 
+/** What a request reads through: repositories served from the read cache where they can be. */
+export interface RequestReads {
+  repos: Repositories;
+  /** Submissions: the activity already recorded with the request's fingerprint, if any. */
+  existing?: ActivityRow;
+}
+
+/** How often this process signs its audit streams' heads while it writes (src/store/audit-lane.ts). */
+const CHECKPOINT_INTERVAL_MS = 5_000;
+
 export class Store {
   /** Repositories outside any transaction, for reads. */
   readonly repos: Repositories;
-  private readonly group: GroupCommit;
+  private readonly group: GroupCommit<Repositories>;
+  private readonly lane = new AuditLane();
+  private readonly cache: ReadCache;
+  private checkpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly db: Kysely<Database>,
     readonly dialect: Dialect,
     readonly location: string,
+    /** Statements sent to the database so far (GET /metrics). */
+    readonly stats: DatabaseStats,
+    private readonly raw: RawDb,
+    sqliteWriter: BetterSqlite3.Database | undefined,
   ) {
     this.repos = bind(db);
-    this.group = new GroupCommit(db);
+    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind });
+    this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
-    const { db, dialect, location } = await openDatabase(opts);
-    return new Store(db, dialect, location);
-  }
-
-  /** Runs `fn` in one transaction: all of its writes commit together or none do. */
-  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(bind(trx)));
+    const { db, dialect, location, stats, raw, sqliteWriter } = await openDatabase(opts);
+    return new Store(db, dialect, location, stats, raw, sqliteWriter);
   }
 
   /**
-   * Runs a short write unit that needs no reads of its own in a shared, grouped commit; resolves once
-   * the commit holding it is durable. Units are isolated from each other by savepoints.
+   * Lets transactions record audit entries: `sealer` (src/audit) seals them into this process's
+   * stream, and the stream's head is signed into a checkpoint every few seconds while it moves.
    */
-  async groupCommit<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.group.submit((trx) => fn(bind(trx)));
+  attachAudit(sealer: AuditSealer): void {
+    this.lane.attach(sealer);
+    this.checkpointTimer = setInterval(() => void this.checkpoint().catch(() => undefined), CHECKPOINT_INTERVAL_MS);
+    this.checkpointTimer.unref();
+  }
+
+  /** Writes checkpoints for the heads committed since the last ones. */
+  async checkpoint(now = Date.now()): Promise<void> {
+    const rows = this.lane.takeCheckpoints(now);
+    if (rows.length === 0) return;
+    try {
+      await this.repos.auditLog.insertCheckpoints(rows);
+      this.lane.notify(rows);
+    } catch (err) {
+      this.lane.restoreCheckpoints(rows);
+      throw err;
+    }
+  }
+
+  /**
+   * The reads of one request over `organizationIds`: their cache generations are read first (with,
+   * for a submission, the activity its fingerprint names, in the same round trip), and the hot
+   * reads are then served from memory for them.
+   */
+  async reads(organizationIds: string[], submission?: { organizationId: string; fingerprint: string }): Promise<RequestReads> {
+    const ids = [...new Set(organizationIds)];
+    if (!submission) return { repos: cachedRepositories(this.repos, await this.cache.view(ids)) };
+    const { generations, activity } = await readGenerationsAndActivity(this.raw, ids, submission.organizationId, submission.fingerprint);
+    return { repos: cachedRepositories(this.repos, this.cache.observe(generations, ids)), existing: activity };
+  }
+
+  /** An organization's parent as last read (it never changes); undefined when not known yet. */
+  parentOf(organizationId: string): string | null | undefined {
+    return this.cache.parentOf(organizationId);
+  }
+
+  rememberParent(organizationId: string, parentId: string | null): void {
+    this.cache.rememberParent(organizationId, parentId);
+  }
+
+  /**
+   * Runs `fn` in one transaction: all of its writes, and the audit entries it appends, commit
+   * together or none do.
+   */
+  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.db.connection().execute(async (conn) => {
+      await sql.raw(this.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
+      try {
+        const pending: PendingAuditEntry[] = [];
+        const result = await fn(bind(conn, pending));
+        await this.lane.commit(pending, async (rows) => {
+          if (rows.length > 0) await conn.insertInto('audit_entries').values(rows).execute();
+          await sql.raw('commit').execute(conn);
+        });
+        return result;
+      } catch (err) {
+        await sql.raw('rollback').execute(conn).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Records a finished request's rows in a shared, grouped commit; resolves once the commit holding
+   * them is durable. Throws DuplicateActivity when an activity with the same fingerprint won.
+   */
+  commitRecords(unit: RecordUnit<Repositories>): Promise<void> {
+    return this.group.submit(unit);
   }
 
   async ping(): Promise<void> {
@@ -154,6 +249,9 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    await this.checkpoint().catch(() => undefined);
+    await this.raw.close();
     await this.db.destroy();
   }
 }

@@ -122,6 +122,10 @@ export interface Database {
   oauth_providers: OauthProviderTable;
   oauth2_credentials: Oauth2CredentialTable;
   audit_log: AuditLogTable;
+  audit_entries: AuditEntryTable;
+  audit_checkpoints: AuditCheckpointTable;
+  cache_generations: CacheGenerationTable;
+  quota_counts: QuotaCountTable;
   rate_limits: RateLimitTable;
   otps: OtpTable;
   auth_proxy_configs: AuthProxyConfigTable;
@@ -365,7 +369,41 @@ export interface AuthProxyConfigTable {
   updated_at: number;
 }
 
-/** The hash-chained audit log (migration 009; src/audit/chain.ts). */
+/** An audit entry of a process's stream (migration 016; src/audit/chain.ts). */
+export interface AuditEntryTable {
+  stream: string;
+  seq: number;
+  organization_id: string | null;
+  kind: string;
+  activity_id: string | null;
+  entry: string;
+  mac: string;
+  created_at: number;
+}
+
+/** A stream's head signed by the deployment signer (migration 016). */
+export interface AuditCheckpointTable {
+  stream: string;
+  seq: number;
+  mac: string;
+  signature: string;
+  created_at: number;
+}
+
+/** An organization's cache generation, bumped by triggers on every write to a cached table (migration 015). */
+export interface CacheGenerationTable {
+  organization_id: string;
+  generation: number;
+}
+
+/** An organization's number of rows of a counted table (migration 017), kept by triggers. */
+export interface QuotaCountTable {
+  organization_id: string;
+  name: string;
+  count: number;
+}
+
+/** The first, single hash chain of the audit log (migration 009), verified as it was written. */
 export interface AuditLogTable {
   seq: number;
   organization_id: string | null;

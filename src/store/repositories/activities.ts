@@ -33,6 +33,15 @@ export class ActivitiesRepo {
     return (this.db.getExecutor().adapter instanceof SqliteAdapter ? q : q.forUpdate()).executeTakeFirst();
   }
 
+  /** Every activity's columns the audit cross-check compares (sigil audit verify). */
+  async listAll(): Promise<Pick<ActivityRow, 'id' | 'status' | 'intent' | 'result' | 'failure' | 'created_at'>[]> {
+    return this.db.selectFrom('activities').select(['id', 'status', 'intent', 'result', 'failure', 'created_at']).execute();
+  }
+
+  async listAllVotes(): Promise<VoteRow[]> {
+    return this.db.selectFrom('votes').selectAll().execute();
+  }
+
   async findByFingerprint(organizationId: string, fingerprint: string): Promise<ActivityRow | undefined> {
     return this.db
       .selectFrom('activities')

@@ -1,4 +1,4 @@
-// Counts of the resources an organization's quotas cover (turnkey-semantics.md §8 "Resource limits";
+// Counts of the resources an organization's quotas cover (kept by migration 017's triggers) (turnkey-semantics.md §8 "Resource limits";
 // src/domain/quotas.ts declares the limits). SQL only: which table a quota counts is decided here.
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
@@ -9,13 +9,18 @@ export type QuotaTable = 'users' | 'policies' | 'wallets' | 'private_keys' | 'us
 export class QuotasRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Rows of `table` in the organization. */
-  async count(table: QuotaTable, organizationId: string): Promise<number> {
+  /**
+   * Inside a transaction: the organization's count of `table` (migration 017 keeps it), its row
+   * locked until commit, so concurrent creates in the organization count one after another. The
+   * upsert creates the row at 0 the first time and locks it either way, in one statement.
+   */
+  async lockCount(table: QuotaTable, organizationId: string): Promise<number> {
     const row = await this.db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
+      .insertInto('quota_counts')
+      .values({ organization_id: organizationId, name: table, count: 0 })
+      .onConflict((oc) => oc.columns(['organization_id', 'name']).doUpdateSet((eb) => ({ count: eb.ref('quota_counts.count') })))
+      .returning('count')
       .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return Number(row.count);
   }
 }

@@ -1,0 +1,71 @@
+// The pre-stamped scenarios of `npm run bench` (issue 14): sign_raw_payload, get_whoami and
+// create_wallet at concurrency 16 through bench/loadgen.mjs, on SQLite and on PostgreSQL with one
+// and two processes, each row with requests/s, p50/p99, the server's CPU µs per request, the
+// PostgreSQL backends' CPU µs per request and the SQL round trips per request, beside the budget of
+// one signature on one core (DESIGN.md "The hot path": HTTP 47 + stamp verify 77 + secp256k1 sign 48 +
+// a share of a grouped durable write 49 ≈ 223 µs).
+import { prestamp, runLoad } from './loadgen.mjs';
+
+export const BUDGET_US = 223;
+const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
+
+/** Bodies for each scenario; every activity body differs (its own fingerprint). */
+const SCENARIOS = {
+  sign_raw_payload: {
+    path: '/public/v1/submit/sign_raw_payload',
+    body: (ctx, i) =>
+      JSON.stringify({
+        type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+        timestampMs: String(ctx.now + i),
+        organizationId: ctx.organizationId,
+        parameters: { signWith: ctx.signWith, payload: (ctx.tag + i.toString(16)).padStart(64, '0').slice(-64), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+      }),
+  },
+  get_whoami: {
+    path: '/public/v1/query/get_whoami',
+    body: (ctx) => JSON.stringify({ organizationId: ctx.organizationId }),
+  },
+  create_wallet: {
+    path: '/public/v1/submit/create_wallet',
+    body: (ctx, i) =>
+      JSON.stringify({
+        type: 'ACTIVITY_TYPE_CREATE_WALLET',
+        timestampMs: String(ctx.now + i),
+        organizationId: ctx.organizationId,
+        parameters: { walletName: `load-${ctx.tag}-${i}`, accounts: [ETH] },
+      }),
+  },
+};
+
+/** How many requests to stamp for a run: enough for the fastest rate a row can plausibly reach. */
+const CEILING = { sign_raw_payload: 6000, get_whoami: 8000, create_wallet: 1500 };
+
+/**
+ * Runs `names` against one deployment: `sigil` is `{url, pid, root, signWith}`; `pgClient` (a pg
+ * Client on the same server) adds the PostgreSQL rows' database figures.
+ */
+export async function prestampedRows({ label, sigil, names, durationMs, concurrency = 16, pgClient }) {
+  const rows = [];
+  for (const name of names) {
+    const s = SCENARIOS[name];
+    const ctx = { organizationId: sigil.root.organizationId, signWith: sigil.signWith, now: Date.now(), tag: Math.random().toString(16).slice(2, 10) };
+    const count = Math.ceil((CEILING[name] * durationMs) / 1000) + concurrency;
+    const requests = prestamp(sigil.root, s.path, count, (i) => s.body(ctx, i));
+    const r = await runLoad({ url: sigil.url, requests, concurrency, durationMs, sigilPid: sigil.pid, pgClient });
+    if (r.errors) console.error(`${label} ${name}: ${r.errors} errors, first: ${r.firstError}`);
+    rows.push({
+      scenario: `${name} pre-stamped keep-alive, ${label}`,
+      concurrency,
+      requests: r.requests,
+      errors: r.errors,
+      perSecond: r.perSecond,
+      p50ms: r.p50ms,
+      p99ms: r.p99ms,
+      serverCpuUs: r.serverCpuUs,
+      postgresCpuUs: r.postgresCpuUs ?? '',
+      roundTrips: r.roundTrips ?? '',
+      budgetUs: name === 'sign_raw_payload' ? BUDGET_US : '',
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,67 @@
+// `node bench/profile.mjs [sign_raw_payload|get_whoami|create_wallet] [postgres]`: runs one
+// pre-stamped scenario (bench/prestamped.mjs) against a `sigil serve` started with `--cpu-prof`,
+// then prints where the server's main thread spent its time: self time by source file and the
+// heaviest functions. The figures behind the hot-path work of issue 14.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Turnkey } from '@turnkey/sdk-server';
+import { prestampedRows } from './prestamped.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'sigil.js');
+const scenario = process.argv[2] ?? 'sign_raw_payload';
+const postgres = process.argv[3] === 'postgres';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'sigil-profile-'));
+const profDir = join(dataDir, 'prof');
+const env = { ...process.env, SIGIL_LOG_LEVEL: 'warn', SIGIL_QUOTAS: 'wallets=1000000' };
+delete env.DATABASE_URL;
+if (postgres) {
+  const u = new URL(process.env.SIGIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+  u.searchParams.set('schema', `sigil_profile_${Date.now()}`);
+  env.DATABASE_URL = u.toString();
+}
+const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
+if (init.status !== 0) throw new Error(init.stderr);
+const root = JSON.parse(init.stdout);
+const child = spawn(process.execPath, [...(process.env.PROFILE_REQUIRE ? ['--require', process.env.PROFILE_REQUIRE] : []), '--cpu-prof', '--cpu-prof-dir', profDir, BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--auth-proxy-port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((resolve) => {
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    const m = /^listening (\S+) /m.exec(out);
+    if (m) resolve(m[1]);
+  });
+});
+const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
+const { addresses } = await api.createWallet({ walletName: 'profile', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
+const [row] = await prestampedRows({ label: postgres ? 'PostgreSQL' : 'SQLite', sigil: { url, pid: child.pid, root, signWith: addresses[0] }, names: [scenario], durationMs: Number(process.env.BENCH_DURATION_MS ?? 5000) });
+console.table([row]);
+await new Promise((resolve) => {
+  child.once('exit', resolve);
+  child.kill('SIGTERM');
+});
+
+const profile = JSON.parse(readFileSync(join(profDir, readdirSync(profDir)[0]), 'utf8'));
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map();
+const dt = profile.timeDeltas;
+profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+const byFile = new Map();
+const byFn = new Map();
+for (const [id, us] of self) {
+  const f = byId.get(id).callFrame;
+  const file = f.url ? f.url.replace(/^file:\/\//, '').replace(ROOT, '').replace(/^.*node_modules\//, 'node_modules/').split('/').slice(0, 3).join('/') : `(${f.functionName || 'native'})`;
+  byFile.set(file, (byFile.get(file) ?? 0) + us);
+  const fn = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+  byFn.set(fn, (byFn.get(fn) ?? 0) + us);
+}
+const top = (m, n) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ where: k, ms: Math.round(v / 1000), pct: ((100 * v) / total).toFixed(1) }));
+console.log(`main thread: ${Math.round(total / 1000)} ms sampled`);
+console.table(top(byFile, 25));
+console.table(top(byFn, 30));
+rmSync(dataDir, { recursive: true, force: true });

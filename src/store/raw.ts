@@ -1,0 +1,78 @@
+// Statements prepared once (issue 14; DESIGN.md "The hot path": SQL is prepared once, never rebuilt
+// per call). The hot path's few statements are written out here as text with `$1` placeholders and
+// run without the query builder: on PostgreSQL as named prepared statements (parsed and planned once
+// per connection), on SQLite as cached better-sqlite3 statements on a connection of their own that
+// only reads, so a read never waits behind another request's transaction (WAL lets it read the last
+// commit). Kysely stays on the cold paths.
+import type BetterSqlite3 from 'better-sqlite3';
+import type pg from 'pg';
+import type { DatabaseStats, Dialect } from './db.js';
+
+/** A statement with its name (the PostgreSQL prepared-statement name) and text per dialect. */
+export interface Statement {
+  name: string;
+  postgres: string;
+  sqlite: string;
+  /** For each `?` of the SQLite text, in order, which parameter (0-based) it takes. */
+  sqliteParams: number[];
+}
+
+/**
+ * `$n` placeholders become SQLite's positional `?` (better-sqlite3 binds `?NNN` only by name), so
+ * one text serves both dialects where their SQL agrees; `sqliteText` gives SQLite its own.
+ */
+export function statement(name: string, text: string, sqliteText?: string): Statement {
+  const sqliteParams: number[] = [];
+  const sqlite = (sqliteText ?? text).replace(/\$(\d+)/g, (_, n: string) => {
+    sqliteParams.push(Number(n) - 1);
+    return '?';
+  });
+  return { name, postgres: text, sqlite, sqliteParams };
+}
+
+export interface RawDb {
+  readonly dialect: Dialect;
+  /** Runs a read (or a self-contained write) and returns its rows. */
+  query<R>(s: Statement, params: unknown[]): Promise<R[]>;
+  close(): Promise<void>;
+}
+
+/** SQLite binds only numbers, strings, bigints, buffers and null; booleans are stored as 0/1. */
+function sqliteParam(v: unknown): unknown {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v === undefined) return null;
+  return v;
+}
+
+export function sqliteRaw(reader: BetterSqlite3.Database): RawDb {
+  const prepared = new Map<string, BetterSqlite3.Statement>();
+  return {
+    dialect: 'sqlite',
+    async query<R>(s: Statement, params: unknown[]): Promise<R[]> {
+      let stmt = prepared.get(s.name);
+      if (!stmt) {
+        stmt = reader.prepare(s.sqlite);
+        prepared.set(s.name, stmt);
+      }
+      const bound = s.sqliteParams.map((i) => sqliteParam(params[i]));
+      return (stmt.reader ? stmt.all(...bound) : (stmt.run(...bound), [])) as R[];
+    },
+    async close() {
+      reader.close();
+    },
+  };
+}
+
+export function postgresRaw(pool: pg.Pool, stats: DatabaseStats): RawDb {
+  void stats; // counted by the pool's connections (src/store/db.ts)
+  return {
+    dialect: 'postgres',
+    async query<R>(s: Statement, params: unknown[]): Promise<R[]> {
+      const res = await pool.query({ name: s.name, text: s.postgres, values: params });
+      return res.rows as R[];
+    },
+    async close() {
+      // The pool is Kysely's and closes with it.
+    },
+  };
+}
