@@ -38,7 +38,10 @@ const url = await new Promise((resolve) => {
 });
 const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
 const { addresses } = await api.createWallet({ walletName: 'profile', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
+// The profile's timestamps are CLOCK_MONOTONIC microseconds, as process.hrtime here: only the load counts.
+const loadStart = Number(process.hrtime.bigint() / 1000n);
 const [row] = await prestampedRows({ label: postgres ? 'PostgreSQL' : 'SQLite', sigil: { url, pid: child.pid, root, signWith: addresses[0] }, names: [scenario], durationMs: Number(process.env.BENCH_DURATION_MS ?? 5000) });
+const loadEnd = Number(process.hrtime.bigint() / 1000n);
 console.table([row]);
 await new Promise((resolve) => {
   child.once('exit', resolve);
@@ -49,7 +52,11 @@ const profile = JSON.parse(readFileSync(join(profDir, readdirSync(profDir)[0]), 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();
 const dt = profile.timeDeltas;
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
+let at = profile.startTime;
+profile.samples.forEach((id, i) => {
+  at += dt[i] ?? 0;
+  if (at >= loadStart && at <= loadEnd) self.set(id, (self.get(id) ?? 0) + (dt[i + 1] ?? 0));
+});
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const byFile = new Map();
 const byFn = new Map();
@@ -60,8 +67,33 @@ for (const [id, us] of self) {
   const fn = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
   byFn.set(fn, (byFn.get(fn) ?? 0) + us);
 }
+// Inclusive time of the request path's main steps (a function's samples and its callees').
+const parent = new Map();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const inclusive = new Map();
+for (const [id, us] of self) {
+  const seen = new Set();
+  for (let at = id; at !== undefined; at = parent.get(at)) {
+    const name = byId.get(at).callFrame.functionName;
+    if (!name || seen.has(name)) continue;
+    seen.add(name);
+    inclusive.set(name, (inclusive.get(name) ?? 0) + us);
+  }
+}
+const STEPS = (process.env.PROFILE_STEPS ?? 'handle,readsFor,reads,stampCaller,readStamp,verifyApiKeyStamp,enforceIpAllowlist,runActivity,validate,submit,decide,execute,signRawPayloads,resolveSigningTarget,complete,commitRecords,commitBatch,attempt,respond,render,renderActivity,settled,serialize,onSendEnd,runPreParsing,handleRequest').split(',');
+console.table(STEPS.filter((n) => inclusive.has(n)).map((n) => ({ step: n, usPerRequest: Math.round(inclusive.get(n) / row.requests) })));
 const top = (m, n) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ where: k, ms: Math.round(v / 1000), pct: ((100 * v) / total).toFixed(1) }));
-console.log(`main thread: ${Math.round(total / 1000)} ms sampled`);
+console.log(`main thread: ${Math.round(total / 1000)} ms sampled during the load, ${row.requests} requests: ${Math.round(total / row.requests)} µs each`);
 console.table(top(byFile, 25));
 console.table(top(byFn, 30));
 rmSync(dataDir, { recursive: true, force: true });
+if (postgres) {
+  const { default: pg } = await import('pg');
+  const u = new URL(env.DATABASE_URL);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
+}

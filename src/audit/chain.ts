@@ -7,7 +7,8 @@
 //   mac(n) = hex HMAC-SHA256(K, mac(n-1) ‖ entry(n)), mac(0) = STREAM_GENESIS, seq 1, 2, 3… per stream;
 //   K = the barrier's key for purpose `audit-log` (HKDF from the data key: a database alone cannot
 //   recompute a stream, and master-key rotation does not change it).
-// entry(n) is the canonical JSON of the entry's content and repeats stream, seq, kind,
+// entry(n) is the JSON text of the entry's content as stored (the mac covers that text; nothing
+// rebuilds it) and repeats stream, seq, kind,
 // organizationId, activityId and time, so every stored column is covered. Activity entries commit
 // to sha256 of the activity's intent, result and failure, vote entries to a hash of the vote, so an
 // edited activity or vote row no longer matches its entry. A checkpoint is a stream's (seq, mac)

@@ -5,7 +5,7 @@
 // activity's intent, result and failure and of votes) and when — never parameters, bodies, stamps or
 // secrets.
 import type { ActivityRow, AuditCheckpointRow, AuditEntryRow, AuditHead, AuditSealer, PendingAuditEntry, Repositories, VoteRow } from '../store/index.js';
-import { STREAM_GENESIS, canonicalJson, checkpointMessage, digestOf, entryMac, type AuditKind } from './chain.js';
+import { STREAM_GENESIS, checkpointMessage, digestOf, entryMac, type AuditKind } from './chain.js';
 
 export interface AuditEntryContent extends PendingAuditEntry {
   kind: AuditKind;
@@ -30,7 +30,9 @@ export function auditSealer(key: Uint8Array, signer: { signDer(message: Uint8Arr
       let { seq, mac } = head;
       const rows: AuditEntryRow[] = entries.map((content) => {
         seq += 1;
-        const entry = canonicalJson({ ...content, stream: head.stream, seq });
+        // The stored text is what the mac covers; verification never rebuilds it, so plain JSON in
+        // the order the entry was built suffices (no sorting on the hot path).
+        const entry = JSON.stringify({ ...content, stream: head.stream, seq });
         mac = entryMac(key, mac, entry);
         return {
           stream: head.stream,
@@ -60,7 +62,8 @@ export interface AuditActor {
 
 /** A vote's digest: what its entry commits to of the row (who, which way, the signed message and signature). */
 export function voteDigest(v: Pick<VoteRow, 'id' | 'activity_id' | 'user_id' | 'selection' | 'message' | 'public_key' | 'signature' | 'scheme'>): string {
-  return digestOf(canonicalJson({ id: v.id, activityId: v.activity_id, userId: v.user_id, selection: v.selection, message: v.message, publicKey: v.public_key, signature: v.signature, scheme: v.scheme }))!;
+  // A fixed field order: the digest of the same row is always the same text's.
+  return digestOf(JSON.stringify([v.id, v.activity_id, v.user_id, v.selection, v.message, v.public_key, v.signature, v.scheme]))!;
 }
 
 /** What an activity row's entry commits to: its intent, result and failure. */

@@ -7,7 +7,7 @@ import type { Curve } from '../crypto/curves.js';
 import { canonicalDerivationPath } from '../crypto/hd-path.js';
 import { deriveKey } from '../crypto/hd.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
-import { isUniqueViolation, type Repositories, type WalletAccountRow, type WalletRow } from '../store/index.js';
+import { NameTaken, type Repositories, type WalletAccountRow, type WalletRow } from '../store/index.js';
 import { checkName } from './contacts.js';
 import { requireAll } from './lookup.js';
 import type { ActivityContext, OperationContext } from './context.js';
@@ -84,6 +84,7 @@ async function deriveAccounts(
   walletId: string,
   seed: Uint8Array,
   accounts: WalletAccountParams[],
+  opts: { newWallet: boolean },
 ): Promise<WalletAccountRow[]> {
   const orgId = ctx.organization.id;
   const pathKeys = new Map<string, number>();
@@ -102,7 +103,8 @@ async function deriveAccounts(
     }
     return { ...a, pathKey };
   });
-  const reused = await ctx.repos.wallets.accountByPathKey(walletId, [...pathKeys.keys()]);
+  // A wallet being created has no accounts yet; only an existing one can clash on a path.
+  const reused = opts.newWallet ? [] : await ctx.repos.wallets.accountByPathKey(walletId, [...pathKeys.keys()]);
   if (reused.length > 0) throw invalid(`invalid path: ${reused[0].path} is already used by an account of this wallet`);
   const taken = await ctx.repos.wallets.accountsByName(orgId, [...names.keys()]);
   if (taken.length > 0) {
@@ -158,12 +160,11 @@ export async function prepareWallet(
 ): Promise<Prepared<{ walletId: string; addresses: string[] }>> {
   const orgId = ctx.organization.id;
   checkName(p.walletName, 'walletName');
-  await requireUniqueWalletName(ctx.repos, orgId, p.walletName);
   const walletId = ctx.newId();
   const seed = await mnemonicToSeedAsync(p.mnemonic);
   let rows: WalletAccountRow[];
   try {
-    rows = await deriveAccounts(ctx, walletId, seed, p.accounts);
+    rows = await deriveAccounts(ctx, walletId, seed, p.accounts, { newWallet: true });
   } finally {
     seed.fill(0);
   }
@@ -179,16 +180,19 @@ export async function prepareWallet(
   };
   return {
     result: { walletId, addresses: rows.map((r) => r.address) },
+    // The unique constraints decide a name clash, so nothing is read before writing.
     writes: async (repos) => {
-      await requireUniqueWalletName(repos, orgId, p.walletName);
       await reserve(repos, ctx.organization, 'wallets', 1);
       try {
-        await repos.wallets.insert(wallet);
-        await repos.wallets.insertAccounts(rows);
+        await repos.wallets.insertWithAccounts(wallet, rows);
       } catch (err) {
-        // Another create took a name this one checked (concurrent transactions).
-        if (isUniqueViolation(err)) throw new SigilError('CONFLICT', `a wallet named ${JSON.stringify(p.walletName)} or one of its account names already exists in this organization`);
-        throw err;
+        if (!(err instanceof NameTaken)) throw err;
+        throw new SigilError(
+          'CONFLICT',
+          err.what === 'wallet'
+            ? `a wallet named ${JSON.stringify(p.walletName)} already exists in this organization`
+            : 'a wallet account with one of these names already exists in this organization',
+        );
       }
     },
   };
@@ -228,7 +232,7 @@ export async function createWalletAccounts(
   const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
   const mnemonic = openMnemonic(ctx.services.barrier, wallet.id, wallet.mnemonic);
   const seed = await mnemonicToSeedAsync(mnemonic);
-  const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts);
+  const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts, { newWallet: false });
   seed.fill(0);
   if (p.persist !== false) await ctx.repos.wallets.insertAccounts(rows);
   return { addresses: rows.map((r) => r.address) };

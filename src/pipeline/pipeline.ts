@@ -131,9 +131,14 @@ export class Pipeline {
     // After the allowlist, so requests it refuses cannot spend the organization's budget.
     await this.rateLimiter.take(organization, caller, now, (req.responseHeaders ??= {}), { perCredential: !req.viaAuthProxy });
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
-    if (decl.kind === 'query') return this.runQuery(decl, body, { ...base, repos });
-    // The fingerprint was looked up in the target; a login may have moved to a sub-organization.
-    return this.runActivity(decl, body, req.rawBody, base, repos, organization.id === organizationId ? (existing ?? null) : undefined);
+    const response =
+      decl.kind === 'query'
+        ? await this.runQuery(decl, body, { ...base, repos })
+        : // The fingerprint was looked up in the target; a login may have moved to a sub-organization.
+          await this.runActivity(decl, body, req.rawBody, base, repos, organization.id === organizationId ? (existing ?? null) : undefined, fingerprint!);
+    // What the answer shows was read from the database: it leaves only once that is durable.
+    await this.deps.store.settled();
+    return response;
   }
 
   /**
@@ -225,6 +230,7 @@ export class Pipeline {
     reads: Repositories,
     /** The activity the fingerprint names (null: none), when it was looked up in this organization. */
     existing: ActivityRow | null | undefined,
+    fingerprint: string,
   ): Promise<PipelineResponse> {
     const { config } = this.deps;
     const bindings = this.deps.registry.typeBindings.get(decl.path)!;
@@ -245,8 +251,6 @@ export class Pipeline {
     validate(binding.parametersDefinition, body.parameters, 'parameters');
     const intentParams = body.parameters as Record<string, unknown>;
     const params = binding.adapt ? (binding.adapt(intentParams) as Record<string, unknown>) : intentParams;
-    const fingerprint = fingerprintOf(rawBody);
-
     return this.activities.submit({ reads, existing, decl, binding, params, intentParams, fingerprint, rawBody, timestampMs, base, appProofs: body.generateAppProofs === true });
   }
 

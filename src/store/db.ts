@@ -9,6 +9,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { postgresRaw, sqliteRaw, type RawDb } from './raw.js';
+import { WalSync, startCheckpointer } from './wal-sync.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
@@ -69,6 +70,10 @@ export interface OpenedDatabase {
   raw: RawDb;
   /** SQLite: the connection Kysely writes through (grouped commits use it under Kysely's lock). */
   sqliteWriter?: BetterSqlite3.Database;
+  /** SQLite: makes commits durable off the event loop (src/store/wal-sync.ts). */
+  walSync?: WalSync;
+  /** SQLite: the checkpointing worker, stopped on close. */
+  checkpointer?: { stop(): Promise<void> };
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   schema?: string;
@@ -133,6 +138,8 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  // Keep the log from growing on disk once a checkpoint has emptied it.
+  database.pragma('journal_size_limit = 67108864');
   cacheStatements(database);
   // A second connection for the hot path's reads: in WAL it reads the last commit without waiting
   // for a transaction in progress on the writing connection.
@@ -144,7 +151,7 @@ function openSqlite(dataDir: string): OpenedDatabase {
     dialect: 'sqlite',
     location: file,
     stats: { roundTrips: 0 },
-    raw: sqliteRaw(reader),
+    raw: sqliteRaw(reader, database),
     sqliteWriter: database,
   };
 }
@@ -220,7 +227,25 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     await opened.db.destroy();
     throw new Error(`database migration failed: ${(error as Error).message ?? String(error)}`);
   }
+  if (opened.sqliteWriter) {
+    // From here on commits are made durable by WalSync (the store syncs the log before it reports a
+    // commit), and checkpoints happen on a worker thread rather than inside a commit.
+    opened.sqliteWriter.pragma('synchronous = NORMAL');
+    opened.sqliteWriter.pragma('wal_autocheckpoint = 0');
+    opened.walSync = new WalSync(`${opened.location}-wal`);
+    opened.checkpointer = startCheckpointer(opened.location);
+  }
   return opened;
+}
+
+/**
+ * The unique constraint a violation broke: PostgreSQL's constraint name, or SQLite's
+ * "table.column, table.column" (undefined when `err` is not a unique violation).
+ */
+export function violatedUnique(err: unknown): string | undefined {
+  if (!isUniqueViolation(err)) return undefined;
+  const e = err as { constraint?: string; message?: string };
+  return e.constraint ?? /UNIQUE constraint failed: (.*)$/.exec(e.message ?? '')?.[1] ?? '';
 }
 
 /** True when the error is a unique/primary-key constraint violation on either dialect. */

@@ -110,6 +110,8 @@ export class GroupCommit<R> {
       sqliteWriter?: BetterSqlite3.Database;
       /** Repositories bound to a transaction's connection, collecting its audit entries. */
       bind: (trx: Kysely<Database>, pendingAudit: PendingAuditEntry[]) => R;
+      /** Resolves once what was committed is on disk (SQLite's WalSync); units hear of it only then. */
+      durable?: () => Promise<void>;
     },
   ) {}
 
@@ -144,7 +146,16 @@ export class GroupCommit<R> {
     while (live.length > 0) {
       try {
         await this.attempt(live.map((q) => q.unit));
-        for (const q of live) q.resolve();
+        const done = live;
+        // The next group may commit while this one's log is being synced.
+        if (this.opts.durable) {
+          this.opts.durable().then(
+            () => done.forEach((q) => q.resolve()),
+            (err) => done.forEach((q) => q.reject(err)),
+          );
+        } else {
+          for (const q of done) q.resolve();
+        }
         return;
       } catch (err) {
         if (err instanceof UnitFailed) {
@@ -186,9 +197,30 @@ export class GroupCommit<R> {
   private async attempt(units: RecordUnit[]): Promise<void> {
     const { db, dialect, lane } = this.opts;
     const records = gather(units);
-    if (dialect === 'postgres' && units.every((u) => !u.writes)) {
-      // The whole transaction is one statement.
-      await lane.commit(records.audit, (rows) => this.opts.raw.query(GROUP_INSERT, this.groupParams(records, rows)));
+    if (units.every((u) => !u.writes)) {
+      if (dialect === 'postgres') {
+        // The whole transaction is one statement.
+        await lane.commit(records.audit, (rows) => this.opts.raw.query(GROUP_INSERT, this.groupParams(records, rows)));
+        return;
+      }
+      // SQLite: straight through the writing connection, under Kysely's lock on it, in one
+      // synchronous stretch (the connection is never left inside a transaction across an await).
+      await db.connection().execute(() =>
+        lane.commit(records.audit, async (rows) => {
+          const writer = this.opts.sqliteWriter!;
+          writer.exec('BEGIN IMMEDIATE');
+          try {
+            this.insertSqlite('activities', records.activities);
+            this.insertSqlite('votes', records.votes);
+            this.insertSqlite('policy_evaluations', records.evaluations);
+            this.insertSqlite('audit_entries', rows);
+            writer.exec('COMMIT');
+          } catch (err) {
+            if (writer.inTransaction) writer.exec('ROLLBACK');
+            throw err;
+          }
+        }),
+      );
       return;
     }
     await db.connection().execute(async (conn) => {

@@ -5,22 +5,33 @@ import type { RawDb } from './raw.js';
 import { statement } from './raw.js';
 import type { ActivityRow } from './repositories/activities.js';
 
+// A request touches its organization and at most its parent: SQLite gets the two as parameters (the
+// first twice when there is no parent), which it plans as two index lookups.
 const GENERATIONS = statement(
   'sigil_generations',
   'SELECT organization_id, generation FROM cache_generations WHERE organization_id = ANY($1::text[])',
-  'SELECT organization_id, generation FROM cache_generations WHERE organization_id IN (SELECT value FROM json_each($1))',
+  'SELECT organization_id, generation FROM cache_generations WHERE organization_id IN ($1, $2)',
 );
 
-const BY_FINGERPRINT = statement('sigil_activity_by_fingerprint', 'SELECT * FROM activities WHERE organization_id = $1 AND fingerprint = $2');
 
 const GENERATIONS_AND_ACTIVITY = statement(
   'sigil_generations_and_activity',
   `SELECT organization_id, generation, NULL::text AS activity FROM cache_generations WHERE organization_id = ANY($1::text[])
    UNION ALL
    SELECT organization_id, NULL, row_to_json(a)::text FROM activities a WHERE organization_id = $2 AND fingerprint = $3`,
+  // SQLite: the activity's id only (a replay is rare; its row is then read by id).
+  `SELECT organization_id, generation, NULL AS activity FROM cache_generations WHERE organization_id IN ($1, $4)
+   UNION ALL
+   SELECT organization_id, NULL, id FROM activities WHERE organization_id = $2 AND fingerprint = $3`,
 );
 
-const list = (raw: RawDb, ids: string[]) => (raw.dialect === 'postgres' ? ids : JSON.stringify(ids));
+const BY_ID = statement('sigil_activity_by_id', 'SELECT * FROM activities WHERE organization_id = $1 AND id = $2');
+
+function generationParams(raw: RawDb, ids: string[]): unknown[] {
+  if (raw.dialect === 'postgres') return [ids];
+  if (ids.length > 2) throw new Error('a request reads the generations of at most two organizations');
+  return [ids[0], ids[1] ?? ids[0]];
+}
 
 function generationsOf(rows: { organization_id: string; generation: number | string | null }[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -29,7 +40,7 @@ function generationsOf(rows: { organization_id: string; generation: number | str
 }
 
 export async function readGenerations(raw: RawDb, organizationIds: string[]): Promise<Map<string, number>> {
-  return generationsOf(await raw.query(GENERATIONS, [list(raw, organizationIds)]));
+  return generationsOf(await raw.query(GENERATIONS, generationParams(raw, organizationIds)));
 }
 
 /** The generations, and the activity of `organizationId` with this fingerprint (undefined: none). */
@@ -40,9 +51,12 @@ export async function readGenerationsAndActivity(
   fingerprint: string,
 ): Promise<{ generations: Map<string, number>; activity: ActivityRow | undefined }> {
   if (raw.dialect === 'sqlite') {
-    // In-process: two cached statements cost less than combining them.
-    const [generations, [activity]] = await Promise.all([readGenerations(raw, organizationIds), raw.query<ActivityRow>(BY_FINGERPRINT, [organizationId, fingerprint])]);
-    return { generations, activity };
+    // One statement: in-process, a statement's fixed cost is most of what a lookup costs.
+    const [first, second] = generationParams(raw, organizationIds);
+    const rows = await raw.query<{ organization_id: string; generation: number | null; activity: string | null }>(GENERATIONS_AND_ACTIVITY, [first, organizationId, fingerprint, second]);
+    const found = rows.find((r) => r.activity !== null);
+    const [activity] = found ? await raw.query<ActivityRow>(BY_ID, [organizationId, found.activity]) : [];
+    return { generations: generationsOf(rows), activity };
   }
   const rows = await raw.query<{ organization_id: string; generation: number | null; activity: string | null }>(GENERATIONS_AND_ACTIVITY, [organizationIds, organizationId, fingerprint]);
   const found = rows.find((r) => r.activity !== null);

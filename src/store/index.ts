@@ -10,6 +10,7 @@ import type { RawDb } from './raw.js';
 import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
 import { readGenerations, readGenerationsAndActivity } from './hot-reads.js';
+import type { WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
 import { ApiKeysRepo } from './repositories/api-keys.js';
@@ -43,6 +44,7 @@ export type { UserTagRow } from './repositories/user-tags.js';
 export type { UserRow } from './repositories/users.js';
 export type { Page } from './repositories/pagination.js';
 export type { WalletAccountRow, WalletRow } from './repositories/wallets.js';
+export { NameTaken } from './repositories/wallets.js';
 export type { ImportBundleRow } from './repositories/import-bundles.js';
 export type { PolicyChanges, PolicyEvaluationRow, PolicyRow } from './repositories/policies.js';
 export type { SmartContractInterfaceRow } from './repositories/contract-interfaces.js';
@@ -159,15 +161,17 @@ export class Store {
     readonly stats: DatabaseStats,
     private readonly raw: RawDb,
     sqliteWriter: BetterSqlite3.Database | undefined,
+    private readonly walSync: WalSync | undefined,
+    private readonly checkpointer: { stop(): Promise<void> } | undefined,
   ) {
     this.repos = bind(db);
-    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind });
+    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined });
     this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
-    const { db, dialect, location, stats, raw, sqliteWriter } = await openDatabase(opts);
-    return new Store(db, dialect, location, stats, raw, sqliteWriter);
+    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer } = await openDatabase(opts);
+    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer);
   }
 
   /**
@@ -219,7 +223,7 @@ export class Store {
    * together or none do.
    */
   async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.db.connection().execute(async (conn) => {
+    const result = await this.db.connection().execute(async (conn) => {
       await sql.raw(this.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
       try {
         const pending: PendingAuditEntry[] = [];
@@ -234,6 +238,17 @@ export class Store {
         throw err;
       }
     });
+    // Durable before anyone hears of it (SQLite syncs its log off the event loop).
+    await this.walSync?.sync();
+    return result;
+  }
+
+  /**
+   * Resolves once every commit this process has made is durable: a response that shows data read
+   * from the database waits for it, so no one is shown what a power loss could still take back.
+   */
+  settled(): Promise<void> {
+    return this.walSync ? this.walSync.settled() : Promise.resolve();
   }
 
   /**
@@ -251,6 +266,8 @@ export class Store {
   async close(): Promise<void> {
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     await this.checkpoint().catch(() => undefined);
+    await this.walSync?.close();
+    await this.checkpointer?.stop();
     await this.raw.close();
     await this.db.destroy();
   }

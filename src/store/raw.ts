@@ -44,15 +44,25 @@ function sqliteParam(v: unknown): unknown {
   return v;
 }
 
-export function sqliteRaw(reader: BetterSqlite3.Database): RawDb {
-  const prepared = new Map<string, BetterSqlite3.Statement>();
+/**
+ * Reads run on the writing connection whenever it is between transactions (its page cache is warm
+ * and current: it made the last commits), and on the reading connection while a transaction is open
+ * on the writer across an await, so a read never sees uncommitted rows.
+ */
+export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.Database): RawDb {
+  const prepared = new Map<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>([
+    [reader, new Map()],
+    [writer, new Map()],
+  ]);
   return {
     dialect: 'sqlite',
     async query<R>(s: Statement, params: unknown[]): Promise<R[]> {
-      let stmt = prepared.get(s.name);
+      const conn = writer.inTransaction ? reader : writer;
+      const statements = prepared.get(conn)!;
+      let stmt = statements.get(s.name);
       if (!stmt) {
-        stmt = reader.prepare(s.sqlite);
-        prepared.set(s.name, stmt);
+        stmt = conn.prepare(s.sqlite);
+        statements.set(s.name, stmt);
       }
       const bound = s.sqliteParams.map((i) => sqliteParam(params[i]));
       return (stmt.reader ? stmt.all(...bound) : (stmt.run(...bound), [])) as R[];

@@ -24,8 +24,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('audit_entries_pk', ['stream', 'seq'])
     .execute();
-  await db.schema.createIndex('audit_entries_activity').on('audit_entries').column('activity_id').execute();
-  await db.schema.createIndex('audit_entries_org').on('audit_entries').columns(['organization_id', 'created_at']).execute();
+  // No secondary indexes: entries are only ever read whole (export, verify), and every index would
+  // be one more page written by every signing request's commit.
   await db.schema
     .createTable('audit_checkpoints')
     .addColumn('stream', 'text', (c) => c.notNull())

@@ -1,11 +1,19 @@
 // HD wallets and wallet accounts. SQL for the `wallets` and `wallet_accounts` tables.
-import type { Kysely, Selectable } from 'kysely';
+import { SqliteAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { violatedUnique } from '../db.js';
 import { OrganizationScopedRepo } from './org-scoped.js';
 import type { Database, WalletAccountTable, WalletTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
 
 export type WalletRow = Selectable<WalletTable>;
 export type WalletAccountRow = Selectable<WalletAccountTable>;
+
+/** A wallet or account name already used in the organization (a unique constraint said so). */
+export class NameTaken extends Error {
+  constructor(readonly what: 'wallet' | 'account') {
+    super(`${what} name taken`);
+  }
+}
 
 export class WalletsRepo extends OrganizationScopedRepo<'wallets'> {
   constructor(db: Kysely<Database>) {
@@ -38,6 +46,26 @@ export class WalletsRepo extends OrganizationScopedRepo<'wallets'> {
     if (walletIds.length === 0) return;
     await this.db.deleteFrom('wallet_accounts').where('organization_id', '=', organizationId).where('wallet_id', 'in', walletIds).execute();
     await this.db.deleteFrom('wallets').where('organization_id', '=', organizationId).where('id', 'in', walletIds).execute();
+  }
+
+  /**
+   * A new wallet and its accounts, in as few statements as the dialect allows (one on PostgreSQL).
+   * The unique constraints decide name clashes (no read first): a clash throws NameTaken.
+   */
+  async insertWithAccounts(wallet: WalletRow, accounts: WalletAccountRow[]): Promise<void> {
+    try {
+      if (this.db.getExecutor().adapter instanceof SqliteAdapter) {
+        await this.insert(wallet);
+        await this.insertAccounts(accounts);
+        return;
+      }
+      await sql`WITH w AS (INSERT INTO wallets SELECT * FROM json_populate_record(NULL::wallets, ${JSON.stringify(wallet)}::json))
+        INSERT INTO wallet_accounts SELECT * FROM json_populate_recordset(NULL::wallet_accounts, ${JSON.stringify(accounts)}::json)`.execute(this.db);
+    } catch (err) {
+      const which = violatedUnique(err);
+      if (which === undefined) throw err;
+      throw new NameTaken(/wallet_accounts/.test(which) ? 'account' : 'wallet');
+    }
   }
 
   async insertAccounts(rows: WalletAccountRow[]): Promise<void> {
