@@ -87,11 +87,24 @@ export async function postgresBackends(pgClient, sigilPids) {
   return r.rows.map((row) => row.pid);
 }
 
-/** Reads one counter from Sigil's /metrics (0 when absent). */
-export async function metric(url, name) {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
-  return m ? Number(m[1]) : 0;
+/**
+ * Sums a per-process counter of Sigil's /metrics over `pids` (the serving processes): each request
+ * is answered by one worker, so it asks on fresh connections until every pid has answered.
+ */
+export async function metric(url, name, pids) {
+  const seen = new Map();
+  for (let i = 0; i < 50 && seen.size < pids.length; i++) {
+    const text = await new Promise((resolve, reject) => {
+      http.get(`${url}/metrics`, { agent: false, headers: { connection: 'close' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve(body));
+      }).on('error', reject);
+    });
+    const m = new RegExp(`^${name}\\{pid="(\\d+)"\\} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
+    if (m) seen.set(m[1], Number(m[2]));
+  }
+  return [...seen.values()].reduce((a, b) => a + b, 0);
 }
 
 /**
@@ -119,8 +132,11 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   await Promise.all(Array.from({ length: concurrency }, () => send(requests[next++])));
 
   const pids = processTree(sigilPid);
+  // With workers, the primary only supervises; the workers answer.
+  const servers = pids.length > 1 ? pids.slice(1) : pids;
   const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
-  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), pg: backends.reduce((a, p) => a + cpuNs(p), 0), trips: await metric(url, 'sigil_database_round_trips_total') };
+  const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
+  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), pg: backends.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
   const latencies = [];
   let errors = 0;
   let firstError;
@@ -142,8 +158,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  // The metrics request itself is one request more; it costs no database work.
-  const trips = (await metric(url, 'sigil_database_round_trips_total')) - before.trips;
+  // The metrics requests themselves cost no database work.
+  const tripsDone = (await trips()) - before.trips;
   const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0), pg: (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + cpuNs(p), 0) };
   agent.destroy();
   latencies.sort((a, b) => a - b);
@@ -158,6 +174,6 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     p99ms: Number(percentile(latencies, 99).toFixed(2)),
     serverCpuUs: done ? Math.round((after.server - before.server) / 1000 / done) : NaN,
     postgresCpuUs: pgClient && done ? Math.round((after.pg - before.pg) / 1000 / done) : undefined,
-    roundTrips: pgClient && done ? Number((trips / done).toFixed(2)) : undefined,
+    roundTrips: pgClient && done ? Number((tripsDone / done).toFixed(2)) : undefined,
   };
 }

@@ -38,11 +38,32 @@ const url = await new Promise((resolve) => {
 });
 const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
 const { addresses } = await api.createWallet({ walletName: 'profile', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
+// CPU of each of the server's threads during the load, by thread name (main, GC, pool, workers).
+const { readdirSync: ls } = await import('node:fs');
+const threads = () => {
+  const out = new Map();
+  for (const tid of ls(`/proc/${child.pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${child.pid}/task/${tid}/comm`, 'utf8').trim();
+      const ns = Number(readFileSync(`/proc/${child.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      out.set(`${name} ${tid}`, ns);
+    } catch {}
+  }
+  return out;
+};
+const threadsBefore = threads();
 // The profile's timestamps are CLOCK_MONOTONIC microseconds, as process.hrtime here: only the load counts.
 const loadStart = Number(process.hrtime.bigint() / 1000n);
 const [row] = await prestampedRows({ label: postgres ? 'PostgreSQL' : 'SQLite', sigil: { url, pid: child.pid, root, signWith: addresses[0] }, names: [scenario], durationMs: Number(process.env.BENCH_DURATION_MS ?? 5000) });
 const loadEnd = Number(process.hrtime.bigint() / 1000n);
+const threadsAfter = threads();
 console.table([row]);
+const perThread = new Map();
+for (const [k, v] of threadsAfter) {
+  const name = k.replace(/ \d+$/, '').replace(/\d+$/, '#');
+  perThread.set(name, (perThread.get(name) ?? 0) + (v - (threadsBefore.get(k) ?? 0)));
+}
+console.table([...perThread.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).map(([thread, ns]) => ({ thread, usPerRequest: Math.round(ns / 1000 / row.requests) })));
 await new Promise((resolve) => {
   child.once('exit', resolve);
   child.kill('SIGTERM');

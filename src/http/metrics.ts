@@ -90,7 +90,8 @@ export class Metrics {
   }
 
   render(): string {
-    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`, `${c.name} ${c.read()}`]);
+    // Labelled with the process, so the workers of `serve --workers N` (each answering for itself) can be told apart.
+    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`, `${c.name}{pid="${process.pid}"} ${c.read()}`]);
     return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render(), ...external].join('\n') + '\n';
   }
 }
