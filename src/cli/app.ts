@@ -35,6 +35,8 @@ export function makeLogger(level: string): Logger {
 export interface RunningApp {
   publicUrl: string;
   authProxyUrl: string;
+  /** The request path itself, for driving it without HTTP (bench/inprocess.mjs). */
+  pipeline: Pipeline;
   /** Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database. */
   close(timeoutMs?: number): Promise<{ forced: boolean }>;
 }
@@ -108,6 +110,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     await proxy.listen({ host: config.host, port: config.authProxyPort });
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
     return {
+      pipeline,
       publicUrl: urlOf(api, config.host),
       authProxyUrl: urlOf(proxy, config.host),
       close: async (timeoutMs = config.shutdownTimeoutMs) => {

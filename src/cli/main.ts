@@ -4,6 +4,7 @@
 // `verify-proofs`. Flags and environment are read here and nowhere else. Help texts are in help.ts.
 import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey } from '../barrier/master-key.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/deployment.js';
@@ -66,6 +67,10 @@ function printCredentials(r: InitResult, config: Config, createdKeyFile: boolean
 
 /** One serving process: the whole of `serve` without --workers, or one worker of a cluster. */
 async function serveProcess(config: Config): Promise<void> {
+  // A serving process allocates briefly per request (bodies, rows, answers): a larger young
+  // generation lets V8 collect them in fewer scavenges (about 9% of a signing request's CPU here),
+  // for up to 2 × 64 MB more memory.
+  v8.setFlagsFromString('--max-semi-space-size=64');
   const logger = makeLogger(config.logLevel);
   const app = await startApp(config, logger);
   if (isWorker()) reportListening(app.publicUrl, app.authProxyUrl);

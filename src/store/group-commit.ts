@@ -98,8 +98,8 @@ function gather(units: RecordUnit[]): Records {
 export class GroupCommit<R> {
   private queue: Queued[] = [];
   private running = false;
-  /** SQLite: one cached INSERT per table, columns read from the table itself. */
-  private readonly sqliteInserts = new Map<string, (row: object) => void>();
+  /** SQLite: each table's columns (read from the table itself) and its INSERTs by row count. */
+  private readonly sqliteTables = new Map<string, { columns: string[]; inserts: Map<number, BetterSqlite3.Statement> }>();
 
   constructor(
     private readonly opts: {
@@ -260,21 +260,30 @@ export class GroupCommit<R> {
     return [JSON.stringify(records.activities), JSON.stringify(records.votes), JSON.stringify(records.evaluations), JSON.stringify(audit)];
   }
 
-  /** Inserts rows through the SQLite writer (inside the transaction Kysely's connection holds open). */
+  /**
+   * Inserts rows through the SQLite writer (inside the transaction Kysely's connection holds open):
+   * up to 32 rows per statement, positional parameters, each statement prepared once per row count.
+   */
   private insertSqlite(table: string, rows: object[]): void {
     if (rows.length === 0) return;
-    let insert = this.sqliteInserts.get(table);
-    if (!insert) {
-      const writer = this.opts.sqliteWriter!;
-      const columns = (writer.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
-      const stmt = writer.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
-      insert = (row: object) => {
-        const values: Record<string, unknown> = {};
-        for (const c of columns) values[c] = (row as Record<string, unknown>)[c] ?? null;
-        stmt.run(values);
-      };
-      this.sqliteInserts.set(table, insert);
+    const writer = this.opts.sqliteWriter!;
+    let t = this.sqliteTables.get(table);
+    if (!t) {
+      t = { columns: (writer.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name), inserts: new Map() };
+      this.sqliteTables.set(table, t);
     }
-    for (const row of rows) insert(row);
+    const { columns, inserts } = t;
+    for (let at = 0; at < rows.length; at += 32) {
+      const chunk = rows.slice(at, at + 32);
+      let stmt = inserts.get(chunk.length);
+      if (!stmt) {
+        const tuple = `(${columns.map(() => '?').join(', ')})`;
+        stmt = writer.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(chunk.length).fill(tuple).join(', ')}`);
+        inserts.set(chunk.length, stmt);
+      }
+      const values: unknown[] = [];
+      for (const row of chunk) for (const c of columns) values.push((row as Record<string, unknown>)[c] ?? null);
+      stmt.run(values);
+    }
   }
 }
