@@ -1,5 +1,6 @@
-// `node bench/inprocess.mjs [sign_raw_payload|get_whoami|create_wallet] [count]`: drives the request
-// pipeline of an in-process Sigil (SQLite, a fresh data directory) with pre-stamped requests, no HTTP,
+// `node bench/inprocess.mjs [sign_raw_payload|get_whoami|create_wallet] [count] [postgres]`: drives the
+// request pipeline of an in-process Sigil (SQLite in a fresh data directory, or a fresh schema of the
+// local PostgreSQL) with pre-stamped requests, no HTTP,
 // 16 at a time, and prints the CPU this process spent per request — the pipeline's own cost, apart from
 // HTTP and the client. Add --cpu-prof to node's flags to see where it goes.
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/config.js';
 import { startApp } from '../dist/cli/app.js';
-import { prestamp } from './loadgen.mjs';
+import { dropPostgresSchema, prestamp } from './loadgen.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const scenario = process.argv[2] ?? 'sign_raw_payload';
@@ -18,9 +19,29 @@ const count = Number(process.argv[3] ?? 20000);
 const dataDir = mkdtempSync(join(tmpdir(), 'sigil-inprocess-'));
 const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000' };
 delete env.DATABASE_URL;
+const postgres = process.argv[4] === 'postgres';
+let schemaUrl;
+if (postgres) {
+  schemaUrl = new URL(process.env.SIGIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+  schemaUrl.searchParams.set('schema', `sigil_inprocess_${Date.now()}`);
+  env.DATABASE_URL = schemaUrl.toString();
+}
 const init = spawnSync(process.execPath, [join(ROOT, 'bin', 'sigil.js'), 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
 const root = JSON.parse(init.stdout);
 const app = await startApp(loadConfig({ 'data-dir': dataDir, port: '0', 'auth-proxy-port': '0' }, env), pino({ level: 'warn' }, pino.destination(2)));
+// PostgreSQL's own CPU for the run: the backends this process opened (application_name, src/store/db.ts).
+const pgCpu = async () => {
+  if (!postgres) return 0;
+  const { default: pg } = await import('pg');
+  const { readFileSync } = await import('node:fs');
+  const u = new URL(env.DATABASE_URL);
+  u.searchParams.delete('schema');
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  const { rows } = await c.query('select pid from pg_stat_activity where application_name = $1', [`sigil ${process.pid}`]);
+  await c.end();
+  return rows.reduce((a, r) => a + Number(readFileSync(`/proc/${r.pid}/schedstat`, 'utf8').split(' ')[0]), 0);
+};
 
 const call = async (r) => {
   const res = await app.pipeline.handle({ kind: r.path.includes('/submit/') ? 'submit' : 'query', operation: r.path.split('/').pop(), rawBody: r.body, headers: { 'x-stamp': r.stamp }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });
@@ -39,12 +60,15 @@ const path = { sign_raw_payload: '/public/v1/submit/sign_raw_payload', get_whoam
 const requests = prestamp(root, path, count, bodies[scenario]);
 let next = 0;
 for (let i = 0; i < 200; i++) await call(requests[next++]);
+const pg0 = await pgCpu();
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 const done0 = next;
 await Promise.all(Array.from({ length: 16 }, async () => { while (next < requests.length) await call(requests[next++]); }));
 const n = next - done0;
 const c = process.cpuUsage(c0);
-console.log(`${scenario}: ${n} requests, ${Math.round(n / ((performance.now() - t0) / 1000))}/s, ${((c.user + c.system) / n).toFixed(0)} µs CPU each (pipeline only, this process)`);
+const pgUs = postgres ? ((await pgCpu()) - pg0) / 1000 / n : 0;
+console.log(`${scenario}${postgres ? ' (PostgreSQL)' : ''}: ${n} requests, ${Math.round(n / ((performance.now() - t0) / 1000))}/s, ${((c.user + c.system) / n).toFixed(0)} µs CPU each (pipeline only, this process)${postgres ? `, PostgreSQL ${pgUs.toFixed(0)} µs` : ''}`);
 await app.close();
 rmSync(dataDir, { recursive: true, force: true });
+if (schemaUrl) await dropPostgresSchema(schemaUrl.toString());

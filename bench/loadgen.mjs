@@ -87,11 +87,21 @@ export async function postgresBackends(pgClient, sigilPids) {
   return r.rows.map((row) => row.pid);
 }
 
+/** The largest value of a per-process gauge over `pids`. */
+export async function metricMax(url, name, pids) {
+  return Math.max(0, ...(await perProcess(url, name, pids)).values());
+}
+
 /**
  * Sums a per-process counter of Sigil's /metrics over `pids` (the serving processes): each request
  * is answered by one worker, so it asks on fresh connections until every pid has answered.
  */
 export async function metric(url, name, pids) {
+  return [...(await perProcess(url, name, pids)).values()].reduce((a, b) => a + b, 0);
+}
+
+/** A per-process value of Sigil's /metrics for each of `pids`, asked on fresh connections until each answered. */
+async function perProcess(url, name, pids) {
   const seen = new Map();
   for (let i = 0; i < 50 && seen.size < pids.length; i++) {
     const text = await new Promise((resolve, reject) => {
@@ -101,10 +111,10 @@ export async function metric(url, name, pids) {
         res.on('end', () => resolve(body));
       }).on('error', reject);
     });
-    const m = new RegExp(`^${name}\\{pid="(\\d+)"\\} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
+    const m = new RegExp(`^${name}\\{pid="(\\d+)"\\} ([0-9.eE+-]+)$`, 'm').exec(text);
     if (m) seen.set(m[1], Number(m[2]));
   }
-  return [...seen.values()].reduce((a, b) => a + b, 0);
+  return seen;
 }
 
 /**
@@ -136,6 +146,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   const servers = pids.length > 1 ? pids.slice(1) : pids;
   const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
   const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
+  // Reading the stall gauge resets it: this read starts the interval the run is measured over.
+  await metric(url, 'sigil_event_loop_delay_max_seconds', servers);
   const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), pg: backends.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
   const latencies = [];
   let errors = 0;
@@ -161,6 +173,7 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   // The metrics requests themselves cost no database work.
   const tripsDone = (await trips()) - before.trips;
   const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0), pg: (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + cpuNs(p), 0) };
+  const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const done = latencies.length;
@@ -175,5 +188,18 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     serverCpuUs: done ? Math.round((after.server - before.server) / 1000 / done) : NaN,
     postgresCpuUs: pgClient && done ? Math.round((after.pg - before.pg) / 1000 / done) : undefined,
     roundTrips: pgClient && done ? Number((tripsDone / done).toFixed(2)) : undefined,
+    maxStallMs: stallMs,
   };
+}
+
+/** Drops the PostgreSQL schema a `?schema=` URL names (a bench deployment's tables). */
+export async function dropPostgresSchema(url) {
+  const { default: pg } = await import('pg');
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Turnkey } from '@turnkey/sdk-server';
 import { prestampedRows } from './prestamped.mjs';
+import { dropPostgresSchema } from './loadgen.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
@@ -108,13 +109,4 @@ console.log(`main thread: ${Math.round(total / 1000)} ms sampled during the load
 console.table(top(byFile, 25));
 console.table(top(byFn, 30));
 rmSync(dataDir, { recursive: true, force: true });
-if (postgres) {
-  const { default: pg } = await import('pg');
-  const u = new URL(env.DATABASE_URL);
-  const schema = u.searchParams.get('schema');
-  u.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: u.toString() });
-  await client.connect();
-  await client.query(`drop schema if exists "${schema}" cascade`);
-  await client.end();
-}
+if (postgres) await dropPostgresSchema(env.DATABASE_URL);

@@ -13,6 +13,7 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { serializeTransaction, parseEther } from 'viem';
 import pg from 'pg';
 import { prestampedRows } from './prestamped.mjs';
+import { dropPostgresSchema } from './loadgen.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
@@ -55,13 +56,7 @@ function postgresDeployment(tag) {
 }
 
 async function dropBenchSchema(deployment) {
-  const { default: pg } = await import('pg');
-  const u = new URL(deployment.url);
-  u.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: u.toString() });
-  await client.connect();
-  await client.query(`drop schema if exists "${deployment.schema}" cascade`);
-  await client.end();
+  await dropPostgresSchema(deployment.url.toString());
   rmSync(deployment.dir, { recursive: true, force: true });
 }
 

@@ -1,6 +1,7 @@
 // Composition root of a serving process: opens the store, unseals the barrier, loads the deployment
 // signer, wires the registry, pipeline and both HTTP servers, and closes them in order on shutdown.
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { ActivityRecords } from '../activity/reader.js';
 import { loadMasterKey } from '../barrier/master-key.js';
@@ -87,6 +88,15 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     const ready = () => store.ping();
     const metrics = new Metrics();
     metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
+    // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
+    // more than a few milliseconds); resets when read, so each scrape covers the interval since the last.
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    metrics.addGauge('sigil_event_loop_delay_max_seconds', 'Longest event-loop stall since the previous scrape.', () => {
+      const max = loopDelay.max / 1e9;
+      loopDelay.reset();
+      return Number.isFinite(max) ? max : 0;
+    });
     const api = await publicApiServer({
       metrics,
       pipeline,

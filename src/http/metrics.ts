@@ -82,16 +82,20 @@ export class Metrics {
     if (r.signatures) this.signatures.inc({ operation: r.operation }, r.signatures);
   }
 
-  /** Counters kept elsewhere (the store's), read when the metrics are rendered. */
-  private readonly external: { name: string; help: string; read: () => number }[] = [];
+  /** Values kept elsewhere (the store's counters, the event loop's delay), read when rendered. */
+  private readonly external: { name: string; help: string; type: 'counter' | 'gauge'; read: () => number }[] = [];
 
   addCounter(name: string, help: string, read: () => number): void {
-    this.external.push({ name, help, read });
+    this.external.push({ name, help, type: 'counter', read });
+  }
+
+  addGauge(name: string, help: string, read: () => number): void {
+    this.external.push({ name, help, type: 'gauge', read });
   }
 
   render(): string {
     // Labelled with the process, so the workers of `serve --workers N` (each answering for itself) can be told apart.
-    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`, `${c.name}{pid="${process.pid}"} ${c.read()}`]);
+    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} ${c.type}`, `${c.name}{pid="${process.pid}"} ${c.read()}`]);
     return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render(), ...external].join('\n') + '\n';
   }
 }

@@ -221,7 +221,14 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     allowUnorderedMigrations: true,
     ...(opened.schema ? { migrationTableSchema: opened.schema } : {}),
   });
-  const { error } = await migrator.migrateToLatest();
+  let { error } = await migrator.migrateToLatest();
+  // Kysely reads the whole catalog to find its own tables; a schema or table another deployment drops
+  // at that moment (several deployments share one database) fails the read. Such a failure is not
+  // ours: read again.
+  for (let attempt = 1; error && attempt < 5 && isCatalogRace(error); attempt++) {
+    await new Promise((r) => setTimeout(r, 50 * attempt));
+    ({ error } = await migrator.migrateToLatest());
+  }
   if (error) {
     await opened.raw.close();
     await opened.db.destroy();
@@ -236,6 +243,12 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     opened.checkpointer = startCheckpointer(opened.location);
   }
   return opened;
+}
+
+/** PostgreSQL: an object named in the catalog vanished while it was read (invalid schema, undefined table). */
+function isCatalogRace(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '3F000' || code === '42P01' || code === '42883';
 }
 
 /**

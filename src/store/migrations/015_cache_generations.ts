@@ -8,7 +8,8 @@
 //
 // Authenticators bump on insert and delete only: their one update is the signature counter that
 // every passkey stamp advances, which the cache does not hold (WebAuthn replay checks read it).
-import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isSqlite, qualified } from './trigger-helpers.js';
 
 /** Cached tables and the column naming the organization a row belongs to. */
 export const CACHED_TABLES: readonly { table: string; organization: string; events: readonly ('INSERT' | 'UPDATE' | 'DELETE')[] }[] = [
@@ -40,14 +41,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('organization_id', 'text', (c) => c.primaryKey())
     .addColumn('generation', 'bigint', (c) => c.notNull())
     .execute();
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const sqlite = isSqlite(db);
   const bump = (row: 'NEW' | 'OLD', column: string) =>
     `INSERT INTO cache_generations (organization_id, generation) VALUES (${row}.${column}, 1) ON CONFLICT (organization_id) DO UPDATE SET generation = cache_generations.generation + 1`;
   if (!sqlite) {
     // One function for every table; the trigger passes the organization column's name. The table is
     // named with its schema, so a writer whose search_path differs (psql, a restore) bumps it too.
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-    const generations = `"${rows[0].schema}".cache_generations`;
+    const generations = await qualified(db, 'cache_generations');
     await sql
       .raw(
         `CREATE OR REPLACE FUNCTION sigil_bump_cache_generation() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -3,7 +3,8 @@
 // triggers on insert and delete (so no write path can forget it) and filled once from the tables. A
 // create reads its counter with a row lock (QuotasRepo.lockCount) instead of counting every row
 // under a lock on the organization.
-import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isSqlite, qualified } from './trigger-helpers.js';
 
 /** The tables a quota counts, as src/domain/quotas.ts names them. */
 export const COUNTED_TABLES = ['users', 'policies', 'wallets', 'private_keys', 'user_tags', 'private_key_tags'] as const;
@@ -16,11 +17,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('count', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('quota_counts_pk', ['organization_id', 'name'])
     .execute();
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const sqlite = isSqlite(db);
   if (!sqlite) {
     // Named with its schema, so a writer whose search_path differs (psql, a restore) counts too.
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-    const counts = `"${rows[0].schema}".quota_counts`;
+    const counts = await qualified(db, 'quota_counts');
     await sql
       .raw(
         `CREATE OR REPLACE FUNCTION sigil_quota_count() RETURNS trigger LANGUAGE plpgsql AS $$
