@@ -15,6 +15,7 @@ import { authProxyServer } from '../http/auth-proxy.js';
 import { configureQuotas } from '../domain/quotas.js';
 import { makeDelivery } from '../delivery/delivery.js';
 import { publicApiServer } from '../http/public-api.js';
+import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
@@ -28,6 +29,18 @@ export function makeLogger(level: string): Logger {
   // Logs go to stderr as JSON lines; stdout carries only what the CLI prints for people and scripts.
   // pid tells apart the workers of `serve --workers N`, which share one stderr.
   return pino({ level, base: { service: 'sigil', pid: process.pid } }, pino.destination(2));
+}
+
+/** Both servers' transport limits; a warning when their connection caps exceed the open-files limit. */
+function transportLimits(config: Config, logger: Logger): TransportLimits {
+  const files = openFilesLimit();
+  // Two servers, each up to maxConnections, plus database connections and files.
+  const needed = 2 * config.maxConnections + 256;
+  if (files !== undefined && files < needed) {
+    logger.warn({ openFilesLimit: files, maxConnections: config.maxConnections }, `the open-files limit is below ${needed}: raise it (ulimit -n, LimitNOFILE) or lower SIGIL_MAX_CONNECTIONS`);
+  }
+  const { bodyLimitBytes, requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, maxConnections } = config;
+  return { bodyLimitBytes, requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, maxConnections };
 }
 
 export interface RunningApp {
@@ -72,10 +85,11 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();
+    const transport = transportLimits(config, logger);
     const api = await publicApiServer({
       pipeline,
       logger,
-      bodyLimitBytes: config.bodyLimitBytes,
+      transport,
       signerPublicKey: deployment.signer.publicKeyUncompressedHex,
       version: VERSION,
       ready,
@@ -83,7 +97,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     });
     const proxy = await authProxyServer({
       logger,
-      bodyLimitBytes: config.bodyLimitBytes,
+      transport,
       ready,
       pipeline,
       repos: store.repos,
