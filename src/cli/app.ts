@@ -20,15 +20,18 @@ import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
 import { drainServers } from './drain.js';
+import type { LogSink } from './log-sink.js';
+import { Metrics } from '../http/metrics.js';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
-export function makeLogger(level: string): Logger {
-  // Logs go to stderr as JSON lines; stdout carries only what the CLI prints for people and scripts.
+export function makeLogger(level: string, sink: LogSink): Logger {
+  // Logs go to stderr as JSON lines (through the non-blocking, bounded sink of log-sink.ts); stdout
+  // carries only what the CLI prints for people and scripts.
   // pid tells apart the workers of `serve --workers N`, which share one stderr.
-  return pino({ level, base: { service: 'sigil', pid: process.pid } }, pino.destination(2));
+  return pino({ level, base: { service: 'sigil', pid: process.pid } }, sink);
 }
 
 /** Both servers' transport limits; a warning when their connection caps exceed the open-files limit. */
@@ -46,8 +49,11 @@ function transportLimits(config: Config, logger: Logger): TransportLimits {
 export interface RunningApp {
   publicUrl: string;
   authProxyUrl: string;
-  /** Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database. */
-  close(timeoutMs?: number): Promise<{ forced: boolean }>;
+  /**
+   * Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database;
+   * `onDrained` hears the outcome as soon as the servers are closed, before the database is.
+   */
+  close(timeoutMs?: number, onDrained?: (drained: { forced: boolean }) => void): Promise<{ forced: boolean }>;
 }
 
 function urlOf(app: { server: { address(): unknown } }, host: string): string {
@@ -57,7 +63,7 @@ function urlOf(app: { server: { address(): unknown } }, host: string): string {
   return `http://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}`;
 }
 
-export async function startApp(config: Config, logger: Logger): Promise<RunningApp> {
+export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);
@@ -86,7 +92,10 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();
     const transport = transportLimits(config, logger);
+    const metrics = new Metrics();
+    metrics.counterFrom('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
     const api = await publicApiServer({
+      metrics,
       pipeline,
       logger,
       transport,
@@ -110,9 +119,10 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     return {
       publicUrl: urlOf(api, config.host),
       authProxyUrl: urlOf(proxy, config.host),
-      close: async (timeoutMs = config.shutdownTimeoutMs) => {
+      close: async (timeoutMs = config.shutdownTimeoutMs, onDrained) => {
         // Stop accepting, let in-flight requests finish, then release the database.
         const drained = await drainServers([api, proxy], timeoutMs);
+        onDrained?.(drained);
         await store.close();
         return drained;
       },

@@ -74,6 +74,13 @@ export class Metrics {
   readonly activities = new Counter('sigil_activities_total', 'Activities answered, by type and status.');
   readonly signatures = new Counter('sigil_signatures_total', 'Signatures produced, by signing operation.');
 
+  private readonly external: { name: string; help: string; read: () => number }[] = [];
+
+  /** A counter kept outside the HTTP layer (the log sink's dropped lines), read at each scrape. */
+  counterFrom(name: string, help: string, read: () => number): void {
+    this.external.push({ name, help, read });
+  }
+
   /** One finished public API request; `outcome` is the pipeline's response log when it answered. */
   request(r: { operation: string; kind: string; httpStatus: number; seconds: number; type?: string; status?: string; signatures?: number }): void {
     this.requests.inc({ operation: r.operation, kind: r.kind, status: String(r.httpStatus) });
@@ -83,6 +90,7 @@ export class Metrics {
   }
 
   render(): string {
-    return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render()].join('\n') + '\n';
+    const external = this.external.flatMap((c) => [`# HELP ${c.name} ${c.help}`, `# TYPE ${c.name} counter`, `${c.name} ${c.read()}`]);
+    return [...this.requests.render(), ...this.duration.render(), ...this.activities.render(), ...this.signatures.render(), ...external].join('\n') + '\n';
   }
 }
