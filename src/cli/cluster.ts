@@ -29,6 +29,20 @@ export function isWorker(): boolean {
   return cluster.isWorker;
 }
 
+/**
+ * The ports the primary announced, handed to every worker it starts afterwards. With `--port 0`
+ * the first workers share whatever free ports the first of them got; were all of them to die at
+ * once, node:cluster would close those sockets and new workers would bind new random ports, leaving
+ * the announced URL dead. Pinned, a restarted worker binds the announced ports again (issue 15).
+ */
+const PINNED_PORTS_ENV = 'SIGIL_CLUSTER_PORTS';
+
+/** In a worker: the ports to listen on, when the primary has pinned them. */
+export function pinnedPorts(env: NodeJS.ProcessEnv): { port: number; authProxyPort: number } | undefined {
+  const m = /^(\d+),(\d+)$/.exec(env[PINNED_PORTS_ENV] ?? '');
+  return m ? { port: Number(m[1]), authProxyPort: Number(m[2]) } : undefined;
+}
+
 interface Slot {
   index: number;
   worker: Worker | undefined;
@@ -65,9 +79,11 @@ export function runPrimary(opts: PrimaryOptions): void {
   let announced = false;
   let shuttingDown = false;
   let exitCode = 0;
+  /** Set at the announcement: the environment of every later worker (PINNED_PORTS_ENV). */
+  let pinned: Record<string, string> | undefined;
 
   const fork = (slot: Slot) => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(pinned);
     slot.worker = worker;
     slot.startedAt = Date.now();
     slot.listening = false;
@@ -77,6 +93,7 @@ export function runPrimary(opts: PrimaryOptions): void {
       logger.info({ worker: slot.index, pid: worker.process.pid }, 'worker listening');
       if (!announced && slots.every((s) => s.listening)) {
         announced = true;
+        pinned = { [PINNED_PORTS_ENV]: `${new URL(m.publicUrl!).port},${new URL(m.authProxyUrl!).port}` };
         opts.onListening(m.publicUrl!, m.authProxyUrl!);
       }
     });

@@ -13,7 +13,7 @@ import { openLogSink } from './log-sink.js';
 import { verifyProofsCommand } from './verify-proofs.js';
 import { auditExport, auditVerify } from './audit.js';
 import { backupCommand, restoreCommand } from './backup.js';
-import { isWorker, reportListening, runPrimary } from './cluster.js';
+import { isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
 import { commandHelp, usage } from './help.js';
 import { rotateMasterKey } from './rotate-master-key.js';
 import { showConfig } from './show-config.js';
@@ -201,8 +201,9 @@ export async function main(argv: string[]): Promise<void> {
     return print(help);
   }
   const config = loadConfig(values, process.env);
-  // A cluster worker runs the same command line as its primary; all it has to do is serve.
-  if (isWorker()) return serveProcess(config);
+  // A cluster worker runs the same command line as its primary; all it has to do is serve, on the
+  // ports the primary announced once it has (src/cli/cluster.ts).
+  if (isWorker()) return serveProcess({ ...config, ...pinnedPorts(process.env) });
   switch (command) {
     case 'init':
       await init(config, values.json === true);
