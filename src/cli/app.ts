@@ -71,6 +71,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     masterKey.fill(0);
     configureQuotas(config.quotas);
     const registry = new Registry();
+    registry.compileSchemas();
     const records = new ActivityRecords(store.repos, async (orgId, ids) => {
       const rows = await store.repos.users.getMany(orgId, ids);
       const rendered = await userRecords(store.repos, orgId, rows);
