@@ -83,7 +83,10 @@ export interface Config {
   quotas: Record<string, number>;
   /** Serving processes `sigil serve` runs (--workers / SIGIL_WORKERS: a number or `auto` = one per core); 1 = no cluster. */
   workers: number;
-  /** How long SIGTERM waits for in-flight requests before closing their connections (SIGIL_SHUTDOWN_TIMEOUT_MS). */
+  /**
+   * The most a shutdown takes, from SIGTERM to exit, whatever hangs (SIGIL_SHUTDOWN_TIMEOUT_MS): in-flight
+   * requests are cut a little earlier, leaving time to close the database and write the last log lines.
+   */
   shutdownTimeoutMs: number;
   /**
    * Issuers whose OIDC id_tokens OAuth login trusts (SIGIL_OIDC_ISSUERS): comma-separated entries,

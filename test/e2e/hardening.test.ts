@@ -236,3 +236,27 @@ describe('fault 2: slow and idle clients are timed out; connections are capped',
     }
   }, 60_000);
 });
+
+describe('configuration', () => {
+  it('sigil config shows the limits with their defaults and settings; a bad combination is refused', () => {
+    const shown = JSON.parse(runSigil(['config', '--data-dir', sigil.dataDir], sigil.env).stdout);
+    expect(shown).toMatchObject({
+      bodyLimitBytes: 2097152,
+      maxJsonDepth: 32,
+      maxJsonItems: 1000,
+      requestTimeoutMs: 30000,
+      headersTimeoutMs: 10000,
+      keepAliveTimeoutMs: 72000,
+      maxConnections: 4096,
+      logBufferBytes: 1048576,
+      shutdownTimeoutMs: 10000,
+    });
+    const set = runSigil(['config', '--data-dir', sigil.dataDir], { ...sigil.env, SIGIL_MAX_JSON_ITEMS: '5000', SIGIL_MAX_CONNECTIONS: '100', SIGIL_REQUEST_TIMEOUT_MS: '5000', SIGIL_HEADERS_TIMEOUT_MS: '2000' });
+    expect(JSON.parse(set.stdout)).toMatchObject({ maxJsonItems: 5000, maxConnections: 100, requestTimeoutMs: 5000, headersTimeoutMs: 2000 });
+    const bad = runSigil(['config', '--data-dir', sigil.dataDir], { ...sigil.env, SIGIL_REQUEST_TIMEOUT_MS: '1000', SIGIL_HEADERS_TIMEOUT_MS: '2000' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/SIGIL_HEADERS_TIMEOUT_MS \(2000\) must not exceed SIGIL_REQUEST_TIMEOUT_MS \(1000\)/);
+    const deep = runSigil(['config', '--data-dir', sigil.dataDir], { ...sigil.env, SIGIL_MAX_JSON_DEPTH: '100000' });
+    expect(deep.stderr).toMatch(/SIGIL_MAX_JSON_DEPTH must be from 8 to 256/);
+  });
+});
