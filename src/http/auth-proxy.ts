@@ -258,6 +258,9 @@ const ENDPOINTS: Record<string, Endpoint> = {
   wallet_kit_client_params: { handle: async () => ({ turnstileSiteKey: '' }) },
 };
 
+/** The endpoints under /v1/ (the fuzz suite reaches each). */
+export const AUTH_PROXY_ENDPOINTS: readonly string[] = Object.keys(ENDPOINTS);
+
 /** The configuration a request names, checked against its Origin. */
 async function configFor(repos: Repositories, req: FastifyRequest): Promise<{ config: AuthProxyConfigRow; settings: AuthProxySettings }> {
   const id = req.headers['x-auth-proxy-config-id'];

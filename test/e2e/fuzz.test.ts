@@ -16,7 +16,8 @@ import { spawn } from 'node:child_process';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { Registry } from '../../src/operations/registry.js';
 import { definitions } from '../../src/schemas/index.js';
-import { startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { AUTH_PROXY_ENDPOINTS } from '../../src/http/auth-proxy.js';
+import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { dbSnapshot, type Snapshot } from '../helpers/db-snapshot.js';
 import { mainThreadCpuNs } from '../helpers/raw-http.js';
 
@@ -135,8 +136,10 @@ interface Case {
   label: string;
   text: string;
   headers?: Record<string, string | undefined>;
-  /** Sent without a stamp (bytes a stamp over a string cannot cover). */
+  /** Sent without a stamp (the auth proxy takes none; a stamp cannot cover bytes that are not UTF-8). */
   unstamped?: boolean;
+  /** `text` holds raw bytes, one per character, rather than characters to send as UTF-8. */
+  bytes?: boolean;
 }
 
 interface Endpoint {
@@ -236,7 +239,7 @@ function casesFor(ep: Endpoint, orgId: string, runs: number, seed: number): Case
   );
   for (const { label, body } of fc.sample(random, { numRuns: runs, seed: seed + ep.url.length * 7919 })) add(label, body);
   // Not UTF-8 (unstamped: a stamp covers a string's UTF-8 bytes; refused as unauthenticated or invalid).
-  cases.push({ label: `${ep.label} latin1 bytes`, text: Buffer.from(JSON.stringify({ organizationId: orgId, x: 'caf\u00e9' }), 'latin1').toString('binary'), unstamped: true });
+  cases.push({ label: `${ep.label} latin1 bytes`, text: Buffer.from(JSON.stringify({ organizationId: orgId, x: 'caf\u00e9' }), 'latin1').toString('latin1'), unstamped: true, bytes: true });
   return cases;
 }
 
@@ -279,7 +282,7 @@ function endpoints(): Endpoint[] {
   return out;
 }
 
-/** POSTs a case, stamped over its exact text; the text is sent as UTF-8 unless it holds raw bytes. */
+/** POSTs a case, stamped over its exact text (unless unstamped); the text is sent as UTF-8 unless it holds raw bytes. */
 async function send(url: string, c: Case): Promise<{ status: number; contentType: string | null; body: unknown }> {
   const headers: Record<string, string> = {};
   const wanted = { 'content-type': 'application/json', ...(c.headers ?? {}) };
@@ -288,7 +291,7 @@ async function send(url: string, c: Case): Promise<{ status: number; contentType
     const stamp = await stamper.stamp(c.text);
     headers[stamp.stampHeaderName] = stamp.stampHeaderValue;
   }
-  const payload = c.unstamped ? Buffer.from(c.text, 'binary') : Buffer.from(c.text, 'utf8');
+  const payload = Buffer.from(c.text, c.bytes ? 'latin1' : 'utf8');
   const res = await fetch(url, { method: 'POST', headers, body: new Blob([payload]) });
   const raw = await res.text();
   let body: unknown = raw;
@@ -334,6 +337,21 @@ function stallProbe(url: string) {
   };
 }
 
+/** A 4xx JSON `{code, message, details}`. */
+function isRefusal(res: { status: number; contentType: string | null; body: unknown }): boolean {
+  const b = res.body as { code?: unknown; message?: unknown; details?: unknown } | null;
+  return (
+    res.status >= 400 &&
+    res.status < 500 &&
+    /^application\/json/.test(res.contentType ?? '') &&
+    typeof b === 'object' &&
+    b !== null &&
+    typeof b.code === 'number' &&
+    typeof b.message === 'string' &&
+    Array.isArray(b.details)
+  );
+}
+
 describe('fuzzing every submit and query endpoint', () => {
   it('answers every malformed, correctly stamped body with a 4xx {code, message, details} and changes nothing', async () => {
     const all = endpoints();
@@ -356,17 +374,7 @@ describe('fuzzing every submit and query endpoint', () => {
           slowest = [...slowest, { ns: spent, label: `${c.label} (${c.text.length} bytes)` }].sort((a, b) => b.ns - a.ns).slice(0, 3);
           tried++;
           byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
-          const b = res.body as { code?: unknown; message?: unknown; details?: unknown };
-          const wellFormed =
-            res.status >= 400 &&
-            res.status < 500 &&
-            /^application\/json/.test(res.contentType ?? '') &&
-            typeof b === 'object' &&
-            b !== null &&
-            typeof b.code === 'number' &&
-            typeof b.message === 'string' &&
-            Array.isArray(b.details);
-          if (!wellFormed) failures.push(`${c.label}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+          if (!isRefusal(res)) failures.push(`${c.label}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
         }
       }
     } finally {
@@ -383,4 +391,30 @@ describe('fuzzing every submit and query endpoint', () => {
     expect(failures.slice(0, 20)).toEqual([]);
     expect(await dbSnapshot(sigil)).toEqual(before);
   }, 300_000);
+
+  it('answers every auth proxy endpoint, without a credential, the same way for bodies past the limits', async () => {
+    const r = runSigil(['proxy-config', 'create', '--data-dir', sigil.dataDir, '--json'], sigil.env);
+    expect(r.status, r.stderr).toBe(0);
+    const configId = JSON.parse(r.stdout).configId as string;
+    const start = await dbSnapshot(sigil);
+    const failures: string[] = [];
+    const byStatus: Record<number, number> = {};
+    const proxyCase = fc.record({ defect: defectValue, key: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), noise }).map(({ defect, key, noise: n }) => ({ ...n, [key]: defect }));
+    for (const endpoint of AUTH_PROXY_ENDPOINTS) {
+      const cases: Case[] = [
+        ...fc.sample(proxyCase, { numRuns: runs, seed: seed + endpoint.length }).map((body) => ({ label: `defect`, text: expandDeep(JSON.stringify(body)) })),
+        ...INVALID_JSON.filter((t) => t !== '').map((text) => ({ label: `invalid JSON ${JSON.stringify(text)}`, text })),
+        ...CONTENT.map((ct) => ({ label: ct.label, text: '{"userName":"x"}', headers: ct.headers })),
+        { label: 'body over the limit', text: JSON.stringify({ padding: 'p'.repeat(2 * 1024 * 1024) }) },
+      ];
+      for (const c of cases) {
+        const res = await send(`${sigil.authProxyUrl}/v1/${endpoint}`, { ...c, unstamped: true, headers: { 'x-auth-proxy-config-id': configId, ...c.headers } });
+        byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
+        if (!isRefusal(res)) failures.push(`/v1/${endpoint} ${c.label}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      }
+    }
+    console.log(`auth proxy fuzz: ${AUTH_PROXY_ENDPOINTS.length} endpoints, answers by status ${JSON.stringify(byStatus)}`);
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(await dbSnapshot(sigil)).toEqual(start);
+  }, 120_000);
 });
