@@ -91,6 +91,14 @@ describe('fault 1: one small request costs little and answers little', () => {
 });
 
 describe('fault 4: deep JSON is a 400, never a 500', () => {
+  it('a body nested a million levels deep costs a scan, even refused for its stamp (then audited without parsing)', async () => {
+    const text = `{"organizationId":"${sigil.root.organizationId}","x":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`;
+    const unstamped = await measured('1,000,000 levels, no stamp', () => rawPost(`${sigil.url}/public/v1/query/whoami`, text));
+    await expectRefused(unstamped, 401, 16, 'SIGNATURE_MISSING', /without a stamp/);
+    const stamped = await measured('1,000,000 levels, stamped', () => rawPost(`${sigil.url}/public/v1/query/whoami`, text, { key: sigil.root }));
+    await expectRefused(stamped, 400, 3, 'REQUEST_INVALID', /^bad request body: x(\[0\])+: nested deeper than 32 levels$/);
+  });
+
   it('an unknown field nested 20,000 levels deep in a submission, and in an approval', async () => {
     const body = JSON.stringify(walletBody({ extra: '@' })).replace('"@"', deepJson(20_000));
     const res = await rawPost(submitUrl('create_wallet'), body, { key: sigil.root });
