@@ -68,7 +68,7 @@ function clientErrorHandler(err: Error & { code?: string }, socket: Socket): voi
   socket.destroy();
 }
 
-const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-?8"?\s*)?$/i;
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
