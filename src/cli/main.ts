@@ -13,7 +13,7 @@ import { openLogSink } from './log-sink.js';
 import { verifyProofsCommand } from './verify-proofs.js';
 import { auditExport, auditVerify } from './audit.js';
 import { backupCommand, restoreCommand } from './backup.js';
-import { isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
+import { fixPorts, isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
 import { commandHelp, usage } from './help.js';
 import { rotateMasterKey } from './rotate-master-key.js';
 import { showConfig } from './show-config.js';
@@ -130,6 +130,7 @@ async function serveCluster(config: Config): Promise<void> {
   }
   logger.info({ workers: config.workers, store: store.dialect }, 'starting workers');
   runPrimary({
+    workerEnv: await fixPorts(config.host, config.port, config.authProxyPort),
     workers: config.workers,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     logger,
@@ -202,7 +203,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig(values, process.env);
   // A cluster worker runs the same command line as its primary; all it has to do is serve, on the
-  // ports the primary announced once it has (src/cli/cluster.ts).
+  // ports the primary fixed (src/cli/cluster.ts).
   if (isWorker()) return serveProcess({ ...config, ...pinnedPorts(process.env) });
   switch (command) {
     case 'init':
