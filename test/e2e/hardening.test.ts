@@ -18,11 +18,18 @@ let capped: SigilInstance;
 let before: Snapshot;
 
 beforeAll(async () => {
-  [sigil, strict, capped] = await Promise.all([
+  const started = await Promise.allSettled([
     startSigil(),
     startSigil({ SIGIL_REQUEST_TIMEOUT_MS: '1500', SIGIL_HEADERS_TIMEOUT_MS: '1000', SIGIL_KEEP_ALIVE_TIMEOUT_MS: '500' }),
     startSigil({ SIGIL_MAX_CONNECTIONS: '20' }),
   ]);
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    // No process outlives a failed start.
+    await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    throw failed.reason;
+  }
+  [sigil, strict, capped] = started.map((r) => (r as PromiseFulfilledResult<SigilInstance>).value);
 }, 60_000);
 afterAll(async () => {
   await Promise.all([sigil?.stop(), strict?.stop(), capped?.stop()]);
