@@ -18,19 +18,34 @@ import { makeDelivery } from '../delivery/delivery.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
+import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
 import { drainServers } from './drain.js';
+import type { LogSink } from './log-sink.js';
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
-export function makeLogger(level: string): Logger {
-  // Logs go to stderr as JSON lines; stdout carries only what the CLI prints for people and scripts.
+export function makeLogger(level: string, sink: LogSink): Logger {
+  // Logs go to stderr as JSON lines (through the non-blocking, bounded sink of log-sink.ts); stdout
+  // carries only what the CLI prints for people and scripts.
   // pid tells apart the workers of `serve --workers N`, which share one stderr.
-  return pino({ level, base: { service: 'sigil', pid: process.pid } }, pino.destination(2));
+  return pino({ level, base: { service: 'sigil', pid: process.pid } }, sink);
+}
+
+/** Both servers' transport limits; a warning when their connection caps exceed the open-files limit. */
+function transportLimits(config: Config, logger: Logger): TransportLimits {
+  const files = openFilesLimit();
+  // Two servers, each up to maxConnections, plus database connections and files.
+  const needed = 2 * config.maxConnections + 256;
+  if (files !== undefined && files < needed) {
+    logger.warn({ openFilesLimit: files, maxConnections: config.maxConnections }, `the open-files limit is below ${needed}: raise it (ulimit -n, LimitNOFILE) or lower SIGIL_MAX_CONNECTIONS`);
+  }
+  const { bodyLimitBytes, requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, maxConnections } = config;
+  return { bodyLimitBytes, requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, maxConnections };
 }
 
 export interface RunningApp {
@@ -38,8 +53,11 @@ export interface RunningApp {
   authProxyUrl: string;
   /** The request path itself, for driving it without HTTP (bench/inprocess.mjs). */
   pipeline: Pipeline;
-  /** Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database. */
-  close(timeoutMs?: number): Promise<{ forced: boolean }>;
+  /**
+   * Drains both servers (at most `timeoutMs`, then cuts what is left) and closes the database;
+   * `onDrained` hears the outcome as soon as the servers are closed, before the database is.
+   */
+  close(timeoutMs?: number, onDrained?: (drained: { forced: boolean }) => void): Promise<{ forced: boolean }>;
 }
 
 function urlOf(app: { server: { address(): unknown } }, host: string): string {
@@ -49,7 +67,7 @@ function urlOf(app: { server: { address(): unknown } }, host: string): string {
   return `http://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}`;
 }
 
-export async function startApp(config: Config, logger: Logger): Promise<RunningApp> {
+export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const masterKey = loadMasterKey(config.dataDir, config.masterKey);
@@ -64,6 +82,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     );
     configureQuotas(config.quotas);
     const registry = new Registry();
+    registry.compileSchemas();
     // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
     const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
       const rendered = await Promise.all(
@@ -86,6 +105,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records });
     const ready = () => store.ping();
+    const transport = transportLimits(config, logger);
     const metrics = new Metrics();
     metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
     // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
@@ -97,11 +117,12 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       loopDelay.reset();
       return Number.isFinite(max) ? max : 0;
     });
+    metrics.addCounter('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
     const api = await publicApiServer({
       metrics,
       pipeline,
       logger,
-      bodyLimitBytes: config.bodyLimitBytes,
+      transport,
       signerPublicKey: deployment.signer.publicKeyUncompressedHex,
       version: VERSION,
       ready,
@@ -109,7 +130,7 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
     });
     const proxy = await authProxyServer({
       logger,
-      bodyLimitBytes: config.bodyLimitBytes,
+      transport,
       ready,
       pipeline,
       repos: store.repos,
@@ -123,9 +144,10 @@ export async function startApp(config: Config, logger: Logger): Promise<RunningA
       pipeline,
       publicUrl: urlOf(api, config.host),
       authProxyUrl: urlOf(proxy, config.host),
-      close: async (timeoutMs = config.shutdownTimeoutMs) => {
+      close: async (timeoutMs = config.shutdownTimeoutMs, onDrained) => {
         // Stop accepting, let in-flight requests finish, then release the database.
         const drained = await drainServers([api, proxy], timeoutMs);
+        onDrained?.(drained);
         await store.close();
         return drained;
       },

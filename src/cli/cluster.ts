@@ -9,6 +9,7 @@
 // a connection being handed to a worker at the instant it dies is lost (the client times out), so
 // workers should not die, and clients retry as they must against any server.
 import cluster, { type Worker } from 'node:cluster';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Logger } from 'pino';
 
 const LISTENING = 'sigil:listening';
@@ -27,6 +28,39 @@ export function reportListening(publicUrl: string, authProxyUrl: string): void {
 
 export function isWorker(): boolean {
   return cluster.isWorker;
+}
+
+/**
+ * Every worker listens on ports the primary fixed before forking (issue 15). Workers asking for
+ * port 0 would share whatever free port the first of them got, but only while one of them holds
+ * it: were all to die at once, node:cluster would close that socket and new workers would bind new
+ * random ports, leaving the announced URL dead. Fixed ports are bound again by restarted workers,
+ * as a configured port is.
+ */
+const PINNED_PORTS_ENV = 'SIGIL_CLUSTER_PORTS';
+
+/** In a worker: the ports its primary fixed. */
+export function pinnedPorts(env: NodeJS.ProcessEnv): { port: number; authProxyPort: number } | undefined {
+  const m = /^(\d+),(\d+)$/.exec(env[PINNED_PORTS_ENV] ?? '');
+  return m ? { port: Number(m[1]), authProxyPort: Number(m[2]) } : undefined;
+}
+
+/** In the primary: `port` and `authProxyPort`, a port 0 replaced by a free port of `host` (two distinct ones). */
+export async function fixPorts(host: string, port: number, authProxyPort: number): Promise<Record<string, string>> {
+  const probes: Server[] = [];
+  const pick = async (wanted: number): Promise<number> => {
+    if (wanted !== 0) return wanted;
+    const probe = createServer();
+    probes.push(probe);
+    await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, host, resolve));
+    return (probe.address() as AddressInfo).port;
+  };
+  try {
+    const ports = [await pick(port), await pick(authProxyPort)];
+    return { [PINNED_PORTS_ENV]: ports.join(',') };
+  } finally {
+    await Promise.all(probes.map((p) => new Promise((r) => p.close(r))));
+  }
 }
 
 interface Slot {
@@ -48,6 +82,8 @@ export interface PrimaryOptions {
   workers: number;
   shutdownTimeoutMs: number;
   logger: Logger;
+  /** What every worker's environment adds (the ports of fixPorts). */
+  workerEnv?: Record<string, string>;
   /** Called once, when every worker of the first start listens. */
   onListening: (publicUrl: string, authProxyUrl: string) => void;
 }
@@ -67,7 +103,7 @@ export function runPrimary(opts: PrimaryOptions): void {
   let exitCode = 0;
 
   const fork = (slot: Slot) => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(opts.workerEnv);
     slot.worker = worker;
     slot.startedAt = Date.now();
     slot.listening = false;

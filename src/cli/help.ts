@@ -25,9 +25,12 @@ DATABASE_URL) already holds a deployment.`,
     details: `Serves the public API (default port 8080) and the auth proxy (8081) and prints
 "listening <publicApiUrl> <authProxyUrl>" when ready. Port 0 picks a free port.
 --workers N runs N processes on the same ports (node cluster; "auto" = one per core, default 1); a
-worker that dies is restarted. On SIGTERM or SIGINT Sigil stops accepting connections, lets
-in-flight requests finish (at most SIGIL_SHUTDOWN_TIMEOUT_MS, default 10000), closes the database
-and exits 0.`,
+worker that dies is restarted, on the ports first announced. On SIGTERM or SIGINT Sigil stops
+accepting connections, lets in-flight requests finish, closes the database and exits 0; whatever
+hangs, it has exited within SIGIL_SHUTDOWN_TIMEOUT_MS (default 10000). Transport limits:
+SIGIL_REQUEST_TIMEOUT_MS, SIGIL_HEADERS_TIMEOUT_MS, SIGIL_KEEP_ALIVE_TIMEOUT_MS,
+SIGIL_MAX_CONNECTIONS; body limits: SIGIL_BODY_LIMIT_BYTES, SIGIL_MAX_JSON_DEPTH,
+SIGIL_MAX_JSON_ITEMS; SIGIL_LOG_BUFFER_BYTES bounds log lines waiting for stderr (README "Limits").`,
   },
   start: {
     usage: 'sigil start [same flags as serve]',

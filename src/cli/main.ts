@@ -10,10 +10,11 @@ import { loadConfig, type Config } from '../config/config.js';
 import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/deployment.js';
 import { Store } from '../store/index.js';
 import { makeLogger, startApp, VERSION } from './app.js';
+import { openLogSink } from './log-sink.js';
 import { verifyProofsCommand } from './verify-proofs.js';
 import { auditExport, auditVerify } from './audit.js';
 import { backupCommand, restoreCommand } from './backup.js';
-import { isWorker, reportListening, runPrimary } from './cluster.js';
+import { fixPorts, isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
 import { commandHelp, usage } from './help.js';
 import { rotateMasterKey } from './rotate-master-key.js';
 import { showConfig } from './show-config.js';
@@ -65,33 +66,49 @@ function printCredentials(r: InitResult, config: Config, createdKeyFile: boolean
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+/** The log sink and logger of a serving process (or a cluster's primary); stdout losing its reader is no error. */
+function processLogging(config: Config) {
+  const sink = openLogSink(2, config.logBufferBytes);
+  // stdout carries one line (listening …); if nobody reads it any more, that is nothing to crash on.
+  process.stdout.on('error', () => {});
+  return { sink, logger: makeLogger(config.logLevel, sink) };
+}
+
 /** One serving process: the whole of `serve` without --workers, or one worker of a cluster. */
 async function serveProcess(config: Config): Promise<void> {
   // A serving process allocates briefly per request (bodies, rows, answers): a larger young
   // generation lets V8 collect them in fewer scavenges (about 9% of a signing request's CPU here),
   // for up to 2 × 64 MB more memory.
   v8.setFlagsFromString('--max-semi-space-size=64');
-  const logger = makeLogger(config.logLevel);
-  const app = await startApp(config, logger);
+  const { sink, logger } = processLogging(config);
+  const app = await startApp(config, logger, sink);
   if (isWorker()) reportListening(app.publicUrl, app.authProxyUrl);
   else process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
   let closing = false;
   const shutdown = (reason: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ reason, timeoutMs: config.shutdownTimeoutMs }, 'draining in-flight requests');
-    app.close(config.shutdownTimeoutMs).then(
+    const timeoutMs = config.shutdownTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    // Whatever hangs (a database that does not answer, a log reader that does not read), the process
+    // is gone by the deadline.
+    setTimeout(() => process.exit(1), timeoutMs).unref();
+    // Requests are cut a little before the deadline, leaving time to close the database and write the last lines.
+    const drainMs = timeoutMs - Math.min(1000, Math.floor(timeoutMs / 4));
+    // The last lines get what time is left, short of the deadline (a stalled reader never takes them).
+    const exit = (code: number) => void sink.flush(Math.min(1000, deadline - Date.now() - 100)).then(() => process.exit(code));
+    logger.info({ reason, timeoutMs }, 'draining in-flight requests');
+    const cut = ({ forced }: { forced: boolean }) => {
+      if (forced) logger.error({ timeoutMs }, 'shutdown timeout: connections with requests in flight were closed');
+    };
+    app.close(drainMs, cut).then(
       ({ forced }) => {
-        if (forced) {
-          logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timeout: connections with requests in flight were closed');
-          process.exit(1);
-        }
-        logger.info('stopped');
-        process.exit(0);
+        if (!forced) logger.info('stopped');
+        exit(forced ? 1 : 0);
       },
       (err) => {
         logger.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -103,7 +120,7 @@ async function serveProcess(config: Config): Promise<void> {
 
 /** The primary of `serve --workers N`: checks the deployment once, then runs the cluster. */
 async function serveCluster(config: Config): Promise<void> {
-  const logger = makeLogger(config.logLevel);
+  const { logger } = processLogging(config);
   // Migrations run here, once, rather than in N workers racing; a wrong master key fails here, once.
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
@@ -118,6 +135,7 @@ async function serveCluster(config: Config): Promise<void> {
   }
   logger.info({ workers: config.workers, store: store.dialect }, 'starting workers');
   runPrimary({
+    workerEnv: await fixPorts(config.host, config.port, config.authProxyPort),
     workers: config.workers,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     logger,
@@ -189,8 +207,9 @@ export async function main(argv: string[]): Promise<void> {
     return print(help);
   }
   const config = loadConfig(values, process.env);
-  // A cluster worker runs the same command line as its primary; all it has to do is serve.
-  if (isWorker()) return serveProcess(config);
+  // A cluster worker runs the same command line as its primary; all it has to do is serve, on the
+  // ports the primary fixed (src/cli/cluster.ts).
+  if (isWorker()) return serveProcess({ ...config, ...pinnedPorts(process.env) });
   switch (command) {
     case 'init':
       await init(config, values.json === true);

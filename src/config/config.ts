@@ -17,6 +17,28 @@ export interface Config {
   authProxyPort: number;
   /** Request bodies above this many bytes are refused before parsing. */
   bodyLimitBytes: number;
+  /**
+   * Limits of a JSON body, checked before schema validation on both servers so that no body costs
+   * more than a linear walk (src/pipeline/input-limits.ts): nesting depth (SIGIL_MAX_JSON_DEPTH) and
+   * members of one array or object (SIGIL_MAX_JSON_ITEMS).
+   */
+  maxJsonDepth: number;
+  maxJsonItems: number;
+  /**
+   * Transport limits of both servers (src/http/transport.ts), so a slow or idle client cannot hold a
+   * connection for ever: time to receive a whole request (SIGIL_REQUEST_TIMEOUT_MS) and its headers
+   * (SIGIL_HEADERS_TIMEOUT_MS), how long an idle kept-alive connection stays open
+   * (SIGIL_KEEP_ALIVE_TIMEOUT_MS), and the open connections each server accepts (SIGIL_MAX_CONNECTIONS).
+   */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  /**
+   * Log lines waiting for a slow stderr reader, in bytes (SIGIL_LOG_BUFFER_BYTES); beyond it lines are
+   * dropped and counted (sigil_log_lines_dropped_total), so logging never blocks (src/cli/log-sink.ts).
+   */
+  logBufferBytes: number;
   /** Liveness window of `timestampMs` (turnkey-contract.md §2.2; DESIGN.md pipeline). */
   maxRequestAgeMs: number;
   maxRequestFutureMs: number;
@@ -61,7 +83,10 @@ export interface Config {
   quotas: Record<string, number>;
   /** Serving processes `sigil serve` runs (--workers / SIGIL_WORKERS: a number or `auto` = one per core); 1 = no cluster. */
   workers: number;
-  /** How long SIGTERM waits for in-flight requests before closing their connections (SIGIL_SHUTDOWN_TIMEOUT_MS). */
+  /**
+   * The most a shutdown takes, from SIGTERM to exit, whatever hangs (SIGIL_SHUTDOWN_TIMEOUT_MS): in-flight
+   * requests are cut a little earlier, leaving time to close the database and write the last log lines.
+   */
   shutdownTimeoutMs: number;
   /**
    * Issuers whose OIDC id_tokens OAuth login trusts (SIGIL_OIDC_ISSUERS): comma-separated entries,
@@ -108,6 +133,14 @@ const DEFAULTS = {
   port: 8080,
   authProxyPort: 8081,
   bodyLimitBytes: 2 * 1024 * 1024,
+  maxJsonDepth: 32,
+  maxJsonItems: 1000,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  // Longer than the 60 s idle timeout of common load balancers, so the balancer closes first.
+  keepAliveTimeoutMs: 72_000,
+  maxConnections: 4096,
+  logBufferBytes: 1024 * 1024,
   maxRequestAgeMs: 60 * 60 * 1000,
   maxRequestFutureMs: 5 * 60 * 1000,
   logLevel: 'info',
@@ -156,6 +189,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),
     authProxyPort: int('--auth-proxy-port', str(flags['auth-proxy-port']) ?? env.SIGIL_AUTH_PROXY_PORT, DEFAULTS.authProxyPort),
     bodyLimitBytes: int('SIGIL_BODY_LIMIT_BYTES', env.SIGIL_BODY_LIMIT_BYTES, DEFAULTS.bodyLimitBytes),
+    ...transportLimits(env),
     maxRequestAgeMs: DEFAULTS.maxRequestAgeMs,
     maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
     logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
@@ -186,6 +220,36 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
         userinfoUrl: httpUrl('SIGIL_OAUTH2_DISCORD_USERINFO_URL', env.SIGIL_OAUTH2_DISCORD_USERINFO_URL) ?? 'https://discord.com/api/users/@me',
       },
     },
+  };
+}
+
+/** A whole number from `min` to `max`, or the default when unset. */
+function bounded(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
+  const n = int(name, v || undefined, fallback);
+  if (n < min || n > max) throw new Error(`${name} must be from ${min} to ${max}, got "${v}"`);
+  return n;
+}
+
+function transportLimits(
+  env: NodeJS.ProcessEnv,
+): Pick<Config, 'maxJsonDepth' | 'maxJsonItems' | 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections' | 'logBufferBytes'> {
+  // Past a few thousand levels JSON.stringify and every recursive reader overflow the stack.
+  const maxJsonDepth = bounded('SIGIL_MAX_JSON_DEPTH', env.SIGIL_MAX_JSON_DEPTH, DEFAULTS.maxJsonDepth, 8, 256);
+  const maxJsonItems = bounded('SIGIL_MAX_JSON_ITEMS', env.SIGIL_MAX_JSON_ITEMS, DEFAULTS.maxJsonItems, 10, 100_000);
+  const requestTimeoutMs = bounded('SIGIL_REQUEST_TIMEOUT_MS', env.SIGIL_REQUEST_TIMEOUT_MS, DEFAULTS.requestTimeoutMs, 100, 3_600_000);
+  const headersTimeoutMs = bounded('SIGIL_HEADERS_TIMEOUT_MS', env.SIGIL_HEADERS_TIMEOUT_MS, Math.min(DEFAULTS.headersTimeoutMs, requestTimeoutMs), 100, 3_600_000);
+  // node:http refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new Error(`SIGIL_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed SIGIL_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return {
+    maxJsonDepth,
+    maxJsonItems,
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: bounded('SIGIL_KEEP_ALIVE_TIMEOUT_MS', env.SIGIL_KEEP_ALIVE_TIMEOUT_MS, DEFAULTS.keepAliveTimeoutMs, 100, 3_600_000),
+    maxConnections: bounded('SIGIL_MAX_CONNECTIONS', env.SIGIL_MAX_CONNECTIONS, DEFAULTS.maxConnections, 1, 1_000_000),
+    logBufferBytes: bounded('SIGIL_LOG_BUFFER_BYTES', env.SIGIL_LOG_BUFFER_BYTES, DEFAULTS.logBufferBytes, 4096, 1024 * 1024 * 1024),
   };
 }
 

@@ -10,6 +10,7 @@ export const GrpcCode = {
   CANCELLED: 1,
   UNKNOWN: 2,
   INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   ALREADY_EXISTS: 6,
   PERMISSION_DENIED: 7,
@@ -53,10 +54,31 @@ export const ERROR_KINDS = {
   CONFLICT: { grpc: GrpcCode.ALREADY_EXISTS, http: 409 },
   RATE_LIMIT_EXCEEDED: { grpc: GrpcCode.RESOURCE_EXHAUSTED, http: 429 },
   BODY_TOO_LARGE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 415 },
+  HEADERS_TOO_LARGE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 431 },
+  REQUEST_TIMEOUT: { grpc: GrpcCode.DEADLINE_EXCEEDED, http: 408 },
   INTERNAL: { grpc: GrpcCode.INTERNAL, http: 500 },
 } as const satisfies Record<string, ErrorKind>;
 
 export type TurnkeyErrorCode = keyof typeof ERROR_KINDS;
+
+/**
+ * An error body stays a few KB whatever the request held: messages and detail strings may quote the
+ * client's input, so they are cut, and detail lists are short (issue 15).
+ */
+export const ERROR_LIMITS = { messageChars: 1024, detailStringChars: 256, detailItems: 8 } as const;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+}
+
+function capDetail(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return cut(value, ERROR_LIMITS.detailStringChars);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 4) return '…';
+  if (Array.isArray(value)) return value.slice(0, ERROR_LIMITS.detailItems).map((v) => capDetail(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).slice(0, ERROR_LIMITS.detailItems).map(([k, v]) => [k, capDetail(v, depth + 1)]));
+}
 
 /** A detail entry of the error body (protobufAny in the swagger). */
 export type ErrorDetail = { '@type': string; [k: string]: unknown };
@@ -88,9 +110,9 @@ export class SigilError extends Error {
       ? []
       : [
           { '@type': 'type.googleapis.com/errors.v1.TurnkeyErrorDetail', turnkeyErrorCode: this.turnkeyErrorCode },
-          ...this.extraDetails,
+          ...this.extraDetails.slice(0, ERROR_LIMITS.detailItems).map((d) => capDetail(d) as ErrorDetail),
         ];
-    return { code: this.grpcCode, message: this.message, details };
+    return { code: this.grpcCode, message: cut(this.message, ERROR_LIMITS.messageChars), details };
   }
 }
 

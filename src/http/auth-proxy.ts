@@ -27,9 +27,11 @@ import { readVerificationToken } from '../domain/otp.js';
 import { contactKindOf, sameContact } from '../domain/verified-contacts.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import { parseBody } from '../pipeline/envelope.js';
 import type { AuthProxyConfigRow, Repositories } from '../store/index.js';
 import { toSigilError } from './errors.js';
 import { baseServer } from './public-api.js';
+import { requireJsonBody, type TransportLimits } from './transport.js';
 
 type Json = Record<string, any>;
 
@@ -90,10 +92,12 @@ async function otpLogin(call: ProxyCall, requireSignature: boolean) {
 
 /** Login methods a signup body uses: a verified contact, passkeys, OAuth identities, wallet keys. */
 function signupMethods(body: Json): AuthMethod[] {
-  if ((body.oauthProviders ?? []).length > 0) return [...OAUTH_METHODS];
-  if ((body.authenticators ?? []).length > 0) return ['passkey'];
+  // Read before the body's types are checked (signup does that), so a wrong type counts as absent.
+  const list = (v: unknown): Json[] => (Array.isArray(v) ? v : []);
+  if (list(body.oauthProviders).length > 0) return [...OAUTH_METHODS];
+  if (list(body.authenticators).length > 0) return ['passkey'];
   if (body.verificationToken) return ['email', 'sms'];
-  if ((body.apiKeys ?? []).some((k: Json) => k.curveType !== 'API_KEY_CURVE_P256')) return ['wallet'];
+  if (list(body.apiKeys).some((k) => k?.curveType !== 'API_KEY_CURVE_P256')) return ['wallet'];
   return [];
 }
 
@@ -254,6 +258,9 @@ const ENDPOINTS: Record<string, Endpoint> = {
   wallet_kit_client_params: { handle: async () => ({ turnstileSiteKey: '' }) },
 };
 
+/** The endpoints under /v1/ (the fuzz suite reaches each). */
+export const AUTH_PROXY_ENDPOINTS: readonly string[] = Object.keys(ENDPOINTS);
+
 /** The configuration a request names, checked against its Origin. */
 async function configFor(repos: Repositories, req: FastifyRequest): Promise<{ config: AuthProxyConfigRow; settings: AuthProxySettings }> {
   const id = req.headers['x-auth-proxy-config-id'];
@@ -272,7 +279,7 @@ async function configFor(repos: Repositories, req: FastifyRequest): Promise<{ co
 
 export async function authProxyServer(opts: {
   logger: Logger;
-  bodyLimitBytes: number;
+  transport: TransportLimits;
   ready: () => Promise<void>;
   pipeline: Pipeline;
   repos: Repositories;
@@ -280,19 +287,12 @@ export async function authProxyServer(opts: {
   trustedProxies?: string[];
 }) {
   const app = await baseServer(opts);
-  app.post<{ Params: { operation: string } }>('/v1/:operation', async (req, reply) => {
+  app.post<{ Params: { operation: string } }>('/v1/:operation', { onRequest: requireJsonBody }, async (req, reply) => {
     const endpoint = Object.hasOwn(ENDPOINTS, req.params.operation) ? ENDPOINTS[req.params.operation] : undefined;
     if (!endpoint) throw new SigilError('NOT_FOUND', `no such auth proxy endpoint: POST /v1/${req.params.operation}`);
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    let body: Json = {};
-    if (raw.length > 0) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        throw invalid('bad request body: not JSON');
-      }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('bad request body: not a JSON object');
-    }
+    // The same shape limits as the public API, before anything reads the body.
+    const body: Json = raw.length > 0 ? parseBody(raw, opts.pipeline.limits) : {};
     const { config, settings } = await configFor(opts.repos, req);
     const wanted = endpoint.methods?.(body);
     if (wanted && wanted.length > 0 && !wanted.some((m) => settings.allowedAuthMethods.includes(m))) {

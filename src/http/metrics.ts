@@ -82,7 +82,7 @@ export class Metrics {
     if (r.signatures) this.signatures.inc({ operation: r.operation }, r.signatures);
   }
 
-  /** Values kept elsewhere (the store's counters, the event loop's delay), read when rendered. */
+  /** Values kept outside the HTTP layer (the store's round trips, the log sink's dropped lines, the event loop's delay), read at each scrape. */
   private readonly external: { name: string; help: string; type: 'counter' | 'gauge'; read: () => number }[] = [];
 
   addCounter(name: string, help: string, read: () => number): void {

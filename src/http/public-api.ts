@@ -10,6 +10,7 @@ import type { Pipeline, RequestIdentity } from '../pipeline/pipeline.js';
 import { toSigilError } from './errors.js';
 import { Metrics } from './metrics.js';
 import { registerDashboard } from './dashboard.js';
+import { capConnections, discardUnreadBody, requireJsonBody, serverOptions, type TransportLimits } from './transport.js';
 
 export const CORS_HEADERS = [
   'Content-Type',
@@ -25,7 +26,8 @@ export const CORS_HEADERS = [
 export interface PublicApiOptions {
   pipeline: Pipeline;
   logger: Logger;
-  bodyLimitBytes: number;
+  /** Body limit, timeouts and connection cap of the server (src/http/transport.ts). */
+  transport: TransportLimits;
   signerPublicKey: string;
   version: string;
   ready: () => Promise<void>;
@@ -35,19 +37,22 @@ export interface PublicApiOptions {
   metrics?: Metrics;
 }
 
-/** Shared set-up of both servers: raw-body parsing, CORS, JSON errors, 404s, health. */
-export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number; ready: () => Promise<void>; trustedProxies?: string[] }) {
+/** Shared set-up of both servers: transport limits, raw-body parsing, CORS, JSON errors, 404s, health. */
+export async function baseServer(opts: { logger: Logger; transport: TransportLimits; ready: () => Promise<void>; trustedProxies?: string[] }) {
+  const { bodyLimitBytes } = opts.transport;
   const app = Fastify({
+    ...serverOptions(opts.transport),
     loggerInstance: opts.logger,
     // The pipeline logs one line per request itself, with the operation and outcome.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: opts.bodyLimitBytes,
+    bodyLimit: bodyLimitBytes,
     // Requests arriving while the server drains get our JSON error (the hook below), not Fastify's.
     return503OnClosing: false,
     requestIdHeader: 'x-request-id',
     // req.ip is the connecting address unless it is a trusted proxy, then X-Forwarded-For decides.
     trustProxy: opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : false,
   });
+  capConnections(app.server, opts.transport);
   await app.register(cors, {
     origin: true,
     methods: ['GET', 'POST', 'OPTIONS'],
@@ -75,8 +80,9 @@ export async function baseServer(opts: { logger: Logger; bodyLimitBytes: number;
     const e = toSigilError(err, req.log);
     const body =
       e.turnkeyErrorCode === 'BODY_TOO_LARGE'
-        ? new SigilError('BODY_TOO_LARGE', `request body too large: the limit is ${opts.bodyLimitBytes} bytes`).toBody()
+        ? new SigilError('BODY_TOO_LARGE', `request body too large: the limit is ${bodyLimitBytes} bytes`).toBody()
         : e.toBody();
+    discardUnreadBody(req, reply, bodyLimitBytes);
     reply.status(e.httpStatus).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -102,7 +108,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
   const metrics = opts.metrics ?? new Metrics();
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));
 
-  app.post<{ Params: { kind: string; operation: string } }>('/public/v1/:kind/:operation', async (req, reply) => {
+  app.post<{ Params: { kind: string; operation: string } }>('/public/v1/:kind/:operation', { onRequest: requireJsonBody }, async (req, reply) => {
     const { kind, operation } = req.params;
     if (kind !== 'submit' && kind !== 'query') {
       throw new SigilError('NOT_FOUND', `no such endpoint: POST /public/v1/${kind}/${operation}`);

@@ -1,7 +1,7 @@
 // The registry: every operation Sigil serves, checked once at start-up (unique paths and type
 // values; intent, parameter and result names that exist in the API schema). The pipeline finds an
 // operation here by path and never by a switch on names.
-import { definitions, hasDefinition, intentDefinitionOf, intentMemberOf } from '../schemas/index.js';
+import { compileInlineSchema, definitions, hasDefinition, intentDefinitionOf, intentMemberOf, validatorFor } from '../schemas/index.js';
 import type { ActivityDeclaration, Declaration, QueryDeclaration } from './define.js';
 import { covers, secretFieldsOf } from './secret-fields.js';
 import * as activities from './activities.js';
@@ -119,6 +119,20 @@ export class Registry {
       }
       this.activities.set(d.path, d);
       this.typeBindings.set(d.path, bindings);
+    }
+  }
+
+  /**
+   * Compiles every request schema now, at start-up: compiling one on its first request costs up to
+   * ~60 ms of event loop (create_sub_organization), which no request should pay (issue 15).
+   */
+  compileSchemas(): void {
+    for (const bindings of this.typeBindings.values()) {
+      for (const b of bindings.values()) for (const d of [b.parametersDefinition].flat()) validatorFor(d);
+    }
+    for (const q of this.queries.values()) {
+      if (typeof q.request === 'string') validatorFor(q.request);
+      else compileInlineSchema(q.request);
     }
   }
 

@@ -1,10 +1,16 @@
 // The request envelope: JSON body, organizationId, activity type and timestampMs liveness
 // (interface-spec.md §4.1; turnkey-contract.md §2.2). Checks here need no database.
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
+import { checkJsonInput, type JsonLimits } from './input-limits.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function parseBody(raw: Buffer): Record<string, unknown> {
+/**
+ * The body as a JSON object. With `limits` (every request a server answers) its size and shape are
+ * checked first (src/pipeline/input-limits.ts); without, only to read an already refused body again.
+ */
+export function parseBody(raw: Buffer, limits?: JsonLimits): Record<string, unknown> {
+  if (limits) checkJsonInput(raw, limits);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
@@ -28,6 +34,16 @@ export function organizationIdOf(body: Record<string, unknown>): string {
     throw new SigilError('INVALID_ORGANIZATION_ID', 'malformed organization ID provided');
   }
   return id.toLowerCase();
+}
+
+/** Envelope fields besides type, organizationId and timestampMs that have a type of their own. */
+export function checkEnvelope(body: Record<string, unknown>): void {
+  const proofs = body.generateAppProofs;
+  if (proofs !== undefined && proofs !== null && typeof proofs !== 'boolean') {
+    throw invalid('bad request body: generateAppProofs must be a boolean', [
+      badRequestDetail([{ field: 'generateAppProofs', description: 'must be boolean' }]),
+    ]);
+  }
 }
 
 /** Liveness of a submission: not older than maxAgeMs, not further ahead than maxFutureMs. */

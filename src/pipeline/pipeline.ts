@@ -16,7 +16,8 @@ import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/in
 import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
-import { checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
+import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
+import { jsonLimits, type JsonLimits } from './input-limits.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
 import { readOnlySessionCaller } from '../domain/sessions.js';
 import { enforceIpAllowlist } from '../domain/ip-allowlists.js';
@@ -92,8 +93,12 @@ export class Pipeline {
 
   private readonly rateLimiter: RateLimiter;
 
+  /** Shape limits of every body (src/pipeline/input-limits.ts), shared with the auth proxy. */
+  readonly limits: JsonLimits;
+
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
+    this.limits = jsonLimits(deps.config);
     this.activities = new ActivityRunner(deps);
     this.rateLimiter = new RateLimiter(deps.store, deps.config.rateLimits);
   }
@@ -107,7 +112,7 @@ export class Pipeline {
     // A read-only session (X-Session) stands in for a stamp on queries only.
     const sessionToken = readOnlySessionToken(req.headers, req.kind);
     const stamp = sessionToken === undefined ? readStamp(req.headers, req.rawBody) : undefined;
-    const body = parseBody(req.rawBody);
+    const body = parseBody(req.rawBody, this.limits);
     const organizationId = organizationIdOf(body);
     if (req.identity) req.identity.organizationId = organizationId;
     // A submission's fingerprint is looked up with the request's first read (idempotency, §3).
@@ -195,8 +200,9 @@ export class Pipeline {
     let organizationId = known.organizationId;
     if (organizationId === undefined) {
       try {
-        // Refused before the body was read (a bad stamp): the organization it names, unverified.
-        organizationId = organizationIdOf(parseBody(req.rawBody));
+        // Refused before the body was read (a bad stamp): the organization it names, unverified; a body
+        // past the limits is not parsed at all (a 2 MB nesting costs JSON.parse most of a second).
+        organizationId = organizationIdOf(parseBody(req.rawBody, this.limits));
       } catch {
         // No readable organization id.
       }
@@ -243,6 +249,7 @@ export class Pipeline {
       );
     }
     const timestampMs = checkTimestamp(body, base.now, config.maxRequestAgeMs, config.maxRequestFutureMs);
+    checkEnvelope(body);
     if (body.parameters === undefined) {
       throw invalid('bad request body: missing parameter: parameters', [
         badRequestDetail([{ field: 'parameters', description: 'missing required field' }]),
