@@ -156,6 +156,13 @@ function openSqlite(dataDir: string): OpenedDatabase {
   };
 }
 
+/**
+ * A process's PostgreSQL connections: the hot path's statements run on a few connections of their own
+ * (no pool checkout per statement), Kysely's queries and transactions on a pool of the rest.
+ */
+const HOT_CONNECTIONS = 3;
+const POOL_CONNECTIONS = 10 - HOT_CONNECTIONS;
+
 function openPostgres(url: string): OpenedDatabase {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
@@ -163,14 +170,14 @@ function openPostgres(url: string): OpenedDatabase {
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`invalid schema name in DATABASE_URL: "${schema}" (lowercase letters, digits, underscore)`);
   }
-  // search_path is set by the server at connect time, so every pooled connection sees the schema.
-  const pool = new pg.Pool({
+  // search_path is set by the server at connect time, so every connection sees the schema.
+  const connection = {
     connectionString: parsed.toString(),
-    max: 10,
     // Names the process in pg_stat_activity, so an operator (and the bench) can tell whose backend is whose.
     application_name: `sigil ${process.pid}`,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool({ ...connection, max: POOL_CONNECTIONS });
   const stats: DatabaseStats = { roundTrips: 0 };
   // Every statement a pooled connection sends is one round trip (bench and /metrics report them).
   pool.on('connect', (client) => {
@@ -184,7 +191,7 @@ function openPostgres(url: string): OpenedDatabase {
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     stats,
-    raw: postgresRaw(pool, stats),
+    raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',
     location: parsed.toString(),
     schema: schema ?? undefined,

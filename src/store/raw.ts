@@ -5,7 +5,7 @@
 // only reads, so a read never waits behind another request's transaction (WAL lets it read the last
 // commit). Kysely stays on the cold paths.
 import type BetterSqlite3 from 'better-sqlite3';
-import type pg from 'pg';
+import pg from 'pg';
 import type { DatabaseStats, Dialect } from './db.js';
 
 /** A statement with its name (the PostgreSQL prepared-statement name) and text per dialect. */
@@ -73,16 +73,43 @@ export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.
   };
 }
 
-export function postgresRaw(pool: pg.Pool, stats: DatabaseStats): RawDb {
-  void stats; // counted by the pool's connections (src/store/db.ts)
+/**
+ * PostgreSQL: `size` connections of the hot path's own, opened on first use; each statement goes to
+ * the one with the fewest statements waiting (node-postgres sends one at a time per connection).
+ */
+export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size: number): RawDb {
+  const connections: { client: Promise<pg.Client>; waiting: number }[] = [];
+  const open = () => {
+    const client = new pg.Client(config);
+    // A connection that fails is dropped, and the next statement opens a new one.
+    client.on('error', () => {
+      const i = connections.findIndex((c) => c.client === entry.client);
+      if (i >= 0) connections.splice(i, 1);
+    });
+    const entry = { client: client.connect().then(() => client), waiting: 0 };
+    entry.client.catch(() => {
+      const i = connections.indexOf(entry);
+      if (i >= 0) connections.splice(i, 1);
+    });
+    connections.push(entry);
+    return entry;
+  };
   return {
     dialect: 'postgres',
     async query<R>(s: Statement, params: unknown[]): Promise<R[]> {
-      const res = await pool.query({ name: s.name, text: s.postgres, values: params });
-      return res.rows as R[];
+      let entry = connections.reduce<(typeof connections)[number] | undefined>((best, c) => (!best || c.waiting < best.waiting ? c : best), undefined);
+      if (!entry || (entry.waiting > 0 && connections.length < size)) entry = open();
+      entry.waiting++;
+      try {
+        stats.roundTrips++;
+        const res = await (await entry.client).query({ name: s.name, text: s.postgres, values: params });
+        return res.rows as R[];
+      } finally {
+        entry.waiting--;
+      }
     },
     async close() {
-      // The pool is Kysely's and closes with it.
+      await Promise.all(connections.splice(0).map(async (c) => (await c.client.catch(() => undefined))?.end().catch(() => undefined)));
     },
   };
 }

@@ -56,7 +56,7 @@ async function logLines(url: string, n: number): Promise<number[]> {
 
 async function droppedLines(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = /^sigil_log_lines_dropped_total (\d+)$/m.exec(text);
+  const m = /^sigil_log_lines_dropped_total\{pid="\d+"\} (\d+)$/m.exec(text);
   expect(m, 'sigil_log_lines_dropped_total in /metrics').not.toBeNull();
   return Number(m![1]);
 }
