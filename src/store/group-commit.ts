@@ -135,14 +135,17 @@ export class GroupCommit<R> {
   }
 
   private async commitBatch(batch: Queued[]): Promise<void> {
-    // Two identical submissions in one group: the first is recorded, the others answer with it.
+    // Two identical submissions in one group: the first is recorded in this one; the others wait for
+    // the next group, where they find it recorded (DuplicateActivity) and answer with it.
     const seen = new Set<string>();
+    const later: Queued[] = [];
     let live = batch.filter((q) => {
-      const dup = (q.unit.activities ?? []).find((a) => seen.has(`${a.organization_id} ${a.fingerprint}`));
+      const dup = (q.unit.activities ?? []).some((a) => seen.has(`${a.organization_id} ${a.fingerprint}`));
       for (const a of q.unit.activities ?? []) seen.add(`${a.organization_id} ${a.fingerprint}`);
-      if (dup) q.reject(new DuplicateActivity(dup.organization_id, dup.fingerprint));
+      if (dup) later.push(q);
       return !dup;
     });
+    if (later.length > 0) this.queue.unshift(...later);
     while (live.length > 0) {
       try {
         await this.attempt(live.map((q) => q.unit));
