@@ -7,7 +7,7 @@
 import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
-import { SigilError, notAuthorized } from '../errors/errors.js';
+import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { PolicyContext } from '../policy/index.js';
 import type { OrganizationRow, Repositories, VoteRow } from '../store/index.js';
@@ -70,7 +70,7 @@ export async function decide(input: DecisionInput): Promise<Decision> {
   if (rootApprovals >= org.root_quorum_threshold) return { outcome: 'allow', evaluations: none };
   if (decl.authorization === 'root_quorum_only') {
     if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations: none };
-    return { outcome: 'deny', error: notAuthorized(`request not authorized: only the root quorum can run ${type}`), evaluations: none };
+    return { outcome: 'deny', error: permissionDenied(`only the root quorum can run ${type}`, none), evaluations: none };
   }
 
   const policies = await loadCompiledPolicies(repos, org.id);
@@ -88,7 +88,7 @@ export async function decide(input: DecisionInput): Promise<Decision> {
   if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations };
   return {
     outcome: 'deny',
-    error: notAuthorized(`request not authorized: no policy allows ${type} for user ${input.submitter.user.id}`),
+    error: permissionDenied(`no policy allows ${type} for user ${input.submitter.user.id}`, evaluations),
     evaluations,
   };
 }
