@@ -78,6 +78,16 @@ export interface ActivityDeclaration<P = any, R = any> {
    */
   resultSecretFields?: string[];
   /**
+   * The authentication activities that target a sub-organization's users (turnkey-semantics.md §2
+   * "parent-org users run auth activities that target sub-org users"; the server actions of
+   * @turnkey/sdk-server): a credential of the parent organization may submit them to the
+   * sub-organization. The parent's root quorum and policies decide (they are the submitter's), and
+   * the activity is recorded in the sub-organization, where its effects are. Every other activity
+   * stays refused to a parent's credential. A function adds a condition of its own, throwing a
+   * SigilError that says why when the submission does not meet it.
+   */
+  parentOrganizationMaySubmit?: true | ((ctx: OperationContext, params: P) => Promise<void>);
+  /**
    * Login activities: when the stamp's credential is not in the target organization or its parent,
    * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).
    */

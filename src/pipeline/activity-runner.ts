@@ -12,7 +12,7 @@ import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { checkWritesOwnOrganization, decide, includedInConsensus, type Decision } from './authorize.js';
+import { decide, decidingOrganization, includedInConsensus, type Decision } from './authorize.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
@@ -86,7 +86,7 @@ export class ActivityRunner {
     const { store } = this.deps;
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
-    checkWritesOwnOrganization(base.organization, base.caller);
+    const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext: { ...base, repos: reads } });
 
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
     // from another user of the organization count as that user's approval. The pipeline looked the
@@ -127,7 +127,7 @@ export class ActivityRunner {
       repos: reads,
       decl,
       type: binding.type,
-      org: base.organization,
+      org: deciding,
       submitter: base.caller,
       params,
       votes: [vote],
