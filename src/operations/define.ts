@@ -2,6 +2,7 @@
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
+import type { AppProofFact } from '../domain/app-proofs.js';
 import type { PolicyContext } from '../policy/index.js';
 import type { Repositories } from '../store/index.js';
 
@@ -61,8 +62,11 @@ export interface ActivityDeclaration<P = any, R = any> {
    * element is.
    */
   policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext | PolicyContext[]>;
-  /** The facts an app proof states for this activity when the submission sets generateAppProofs. */
-  appProofFacts?: (ctx: ActivityContext, params: P, result: R) => Record<string, unknown>[];
+  /**
+   * The address derivations this activity's app proofs state when the submission sets
+   * generateAppProofs (every activity also gets the proof of its policy outcome).
+   */
+  appProofFacts?: (ctx: ActivityContext, params: P, result: R) => AppProofFact[];
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /**

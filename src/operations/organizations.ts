@@ -6,7 +6,7 @@ import { invalid } from '../errors/errors.js';
 import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams } from '../domain/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
 import { checkPhoneNumber } from '../domain/contacts.js';
-import { derivationFacts } from './wallets.js';
+import { walletDerivationFacts } from '../domain/app-proofs.js';
 
 export const updateOrganizationNameOp = defineActivity<
   { organizationName: string },
@@ -83,7 +83,7 @@ export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParam
   policy: { resource: 'ORGANIZATION', action: 'CREATE' },
   // The verification token and its signup signature log a user in; OIDC tokens are bearer tokens.
   secretFields: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
-  appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? derivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
+  appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? walletDerivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
   execute: (ctx, p) => createSubOrganization(ctx, p),
 });
 

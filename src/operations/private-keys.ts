@@ -12,7 +12,7 @@ import {
   type PrivateKeyParams,
 } from '../domain/private-keys.js';
 import { defineActivity, defineQuery } from './define.js';
-import { ADDRESS_DERIVATION } from '../domain/app-proofs.js';
+import { keyDerivationFacts } from '../domain/app-proofs.js';
 
 export const createPrivateKeysOp = defineActivity<
   { privateKeys: PrivateKeyParams[] },
@@ -22,10 +22,7 @@ export const createPrivateKeysOp = defineActivity<
   type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2',
   result: 'createPrivateKeysResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'CREATE' },
-  appProofFacts: (ctx, _p, r) =>
-    r.privateKeys.flatMap((k) =>
-      k.addresses.map((a) => ({ type: ADDRESS_DERIVATION, organizationId: ctx.organization.id, privateKeyId: k.privateKeyId, derivationPath: '', address: a.address })),
-    ),
+  appProofFacts: (ctx, _p, r) => r.privateKeys.flatMap((k) => keyDerivationFacts(ctx.organization.id, k.addresses.map((a) => a.address))),
   execute: (ctx, p) => createPrivateKeys(ctx, p.privateKeys),
 });
 

@@ -7,7 +7,7 @@ import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
-import { proveFacts } from '../domain/app-proofs.js';
+import { policyOutcomeFact, proveFacts } from '../domain/app-proofs.js';
 import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
@@ -135,6 +135,8 @@ export class ActivityRunner {
       hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
+    // Proofs state the decision that lets the activity run (its derivations are added once it has).
+    const outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
     // The submit response is the one place a result's secret fields are shown.
     let answered: string | null = null;
     const complete = (result: unknown, ctx: ActivityContext) => {
@@ -142,8 +144,9 @@ export class ActivityRunner {
       const bodies = resultBodies(decl, binding.result, result);
       row.result = bodies.stored;
       answered = bodies.answered;
-      if (s.appProofs && decl.appProofFacts) {
-        row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
+      if (outcomeFact) {
+        const facts = [...(decl.appProofFacts?.(ctx, params, result) ?? []), outcomeFact];
+        row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, facts, base.now));
       }
     };
     const evaluations = this.evaluationRows(row, vote, decision.evaluations);
