@@ -135,6 +135,8 @@ export class ActivityRunner {
       hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
+    // The voter as it was when voting: the activity may delete it (delete_sub_organization).
+    const asVoted = await this.deps.records.voters([vote], reads);
     // Proofs state the decision that lets the activity run (its derivations are added once it has).
     const outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
     // The submit response is the one place a result's secret fields are shown.
@@ -196,7 +198,7 @@ export class ActivityRunner {
       if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
-    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads);
+    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads, asVoted);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
   }
@@ -380,8 +382,8 @@ export class ActivityRunner {
     return [{ id: newId(), organization_id: row.organization_id, activity_id: row.id, vote_id: vote.id, evaluations: JSON.stringify(evaluations), created_at: vote.created_at }];
   }
 
-  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[], reads?: Repositories): Promise<PipelineResponse> {
-    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes, reads);
+  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[], reads?: Repositories, asVoted?: Map<string, unknown>): Promise<PipelineResponse> {
+    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes, reads, asVoted);
     return {
       body: { activity },
       log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status, type: row.type },
