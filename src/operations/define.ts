@@ -27,6 +27,8 @@ export interface TypeAlias {
   result?: string;
   /** Brings this version's parameters to the shape `execute` takes (defaults for later fields). */
   adapt?: (params: any) => any;
+  /** Brings `execute`'s result to the shape of this version's result member, when they differ. */
+  adaptResult?: (result: any) => any;
 }
 
 /** What `prepare` answers: the activity's result, and the writes that make it true. */

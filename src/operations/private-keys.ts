@@ -20,6 +20,14 @@ export const createPrivateKeysOp = defineActivity<
 >({
   path: 'create_private_keys',
   type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2',
+  // V1 takes the same parameters and answers only the new keys' ids (v1CreatePrivateKeysResult).
+  aliases: [
+    {
+      type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS',
+      result: 'createPrivateKeysResult',
+      adaptResult: (r: { privateKeys: { privateKeyId: string }[] }) => ({ privateKeyIds: r.privateKeys.map((k) => k.privateKeyId) }),
+    },
+  ],
   result: 'createPrivateKeysResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'CREATE' },
   appProofFacts: (ctx, _p, r) => r.privateKeys.flatMap((k) => keyDerivationFacts(ctx.organization.id, k.addresses.map((a) => a.address))),

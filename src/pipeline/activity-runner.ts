@@ -25,8 +25,10 @@ const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activi
  * The stored result of an activity: its result member with the declared secret fields redacted
  * (src/operations/secret-fields.ts), and the same unredacted for the submit response alone.
  */
-function resultBodies(decl: ActivityDeclaration, member: string | undefined, result: unknown): { stored: string; answered: string } {
+function resultBodies(decl: ActivityDeclaration, binding: ActivityTypeBinding, executed: unknown): { stored: string; answered: string } {
+  const member = binding.result;
   if (!member) return { stored: '{}', answered: '{}' };
+  const result = binding.adaptResult ? binding.adaptResult(executed) : executed;
   const answered = JSON.stringify({ [member]: result ?? {} });
   if (!decl.resultSecretFields?.length) return { stored: answered, answered };
   return { stored: JSON.stringify({ [member]: redactSecrets(result ?? {}, decl.resultSecretFields) }), answered };
@@ -143,7 +145,7 @@ export class ActivityRunner {
     let answered: string | null = null;
     const complete = (result: unknown, ctx: ActivityContext) => {
       row.status = ActivityStatus.COMPLETED;
-      const bodies = resultBodies(decl, binding.result, result);
+      const bodies = resultBodies(decl, binding, result);
       row.result = bodies.stored;
       answered = bodies.answered;
       if (outcomeFact) {
@@ -340,7 +342,7 @@ export class ActivityRunner {
       const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
       try {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
-        const body = resultBodies(operation.decl, operation.binding.result, result).stored;
+        const body = resultBodies(operation.decl, operation.binding, result).stored;
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
         return vote;
       } catch (err) {
