@@ -63,13 +63,15 @@ describe('sub-organizations', () => {
     const byParent = await rawPost(`${sigil.url}/public/v1/submit/delete_sub_organization`, activityBody(subId, 'ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION', {}), { key: sigil.root });
     expect(byParent.status).toBe(403);
     await expect(user.deleteSubOrganization({})).rejects.toThrow(/never exported/);
+    // A change to the voter just before (so no earlier answer has shown it as it now is).
+    await user.updateUserName({ userId: created.rootUserIds[0], userName: 'end user, leaving' });
     const deleted = await user.deleteSubOrganization({ deleteWithoutExport: true });
     expect(deleted.subOrganizationUuid).toBe(subId);
     // The deletion took its voter with it: the vote still shows the voter as it was (a full v1User).
     expect(deleted.activity.votes).toHaveLength(1);
     expect(deleted.activity.votes[0].user).toEqual({
       userId: created.rootUserIds[0],
-      userName: 'end user',
+      userName: 'end user, leaving',
       userEmail: 'end@example.com',
       authenticators: [],
       apiKeys: [expect.objectContaining({ apiKeyName: 'device', credential: expect.objectContaining({ publicKey: k.publicKey }) })],
