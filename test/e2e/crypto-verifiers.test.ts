@@ -33,7 +33,7 @@ import { mnemonicToAccount, privateKeyToAccount, generatePrivateKey } from 'viem
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { attestedStampLogin, sdkServerClient, type KeyPair } from '../helpers/clients.js';
+import { attestedStampLogin, newKey, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
@@ -58,11 +58,6 @@ afterAll(async () => {
   await sigil?.stop();
   await inbox?.close();
 });
-
-function newKey(): KeyPair {
-  const k = generateP256KeyPair();
-  return { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
-}
 
 const claimsOf = (jwt: string) => JSON.parse(atob(jwt.split('.')[1]));
 

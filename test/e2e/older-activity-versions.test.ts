@@ -11,7 +11,7 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { decryptCredentialBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { recoverAddress } from 'viem';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { sdkServerClient, type KeyPair } from '../helpers/clients.js';
+import { newKey, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
 import { SoftwareAuthenticator } from '../helpers/software-authenticator.js';
 
@@ -24,11 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sigil?.stop();
 });
-
-function newKey(): KeyPair {
-  const k = generateP256KeyPair();
-  return { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
-}
 
 const http = (key: KeyPair = sigil.root) => new TurnkeyClient({ baseUrl: sigil.url }, new ApiKeyStamper(key));
 

@@ -26,7 +26,7 @@ import {
 } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
+import { activityBody, newKey, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { bundleIn, codeIn, parse, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 
@@ -41,11 +41,6 @@ let google: { privateKey: CryptoKey; jwk: JWK };
 let sigil: SigilInstance;
 let actions: Actions;
 let backend: { userId: string; key: KeyPair; policyId: string };
-
-function newKey(): KeyPair {
-  const k = generateP256KeyPair();
-  return { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
-}
 
 beforeAll(async () => {
   inbox = await startInbox();
