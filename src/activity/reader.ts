@@ -24,14 +24,15 @@ export class ActivityRecords {
 
   /**
    * `repos`: the request's reads, through which voters' user records come from the read cache.
-   * `asVoted`: voters rendered when they voted, standing for those whose record is gone since (the
-   * activity deleted them: delete_sub_organization deletes its own voters).
+   * `asVoted`: voters rendered when they voted, shown as such (a just-submitted activity's answer
+   * shows its voter as it was, also when the activity deleted it: delete_sub_organization deletes its
+   * own voters); the other voters are rendered now.
    */
   async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[], repos: Repositories = this.repos, asVoted?: Map<string, unknown>) {
     // A just-recorded activity brings its votes along; no need to read them back.
     const votes = knownVotes ?? (await repos.activities.votes(rows.map((r) => r.id)));
-    const users = await this.voters(votes, repos);
-    for (const [id, user] of asVoted ?? []) if (!users.has(id)) users.set(id, user);
+    const users = new Map(asVoted ?? []);
+    for (const [id, user] of await this.voters(votes.filter((v) => !users.has(v.user_id)), repos)) users.set(id, user);
     return rows.map((r) =>
       renderActivity(
         r,
