@@ -10,10 +10,8 @@ export class ActivityRecords {
     private readonly renderUsers: UserRenderer,
   ) {}
 
-  /** `repos`: the request's reads, through which voters' user records come from the read cache. */
-  async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[], repos: Repositories = this.repos) {
-    // A just-recorded activity brings its votes along; no need to read them back.
-    const votes = knownVotes ?? (await repos.activities.votes(rows.map((r) => r.id)));
+  /** The voters' user records by user id, as they are now (each read through `repos`). */
+  async voters(votes: VoteRow[], repos: Repositories = this.repos): Promise<Map<string, unknown>> {
     const byOrg = new Map<string, Set<string>>();
     for (const v of votes) {
       if (!byOrg.has(v.organization_id)) byOrg.set(v.organization_id, new Set());
@@ -21,6 +19,20 @@ export class ActivityRecords {
     }
     const users = new Map<string, unknown>();
     for (const [org, ids] of byOrg) for (const [k, u] of await this.renderUsers(repos, org, [...ids])) users.set(k, u);
+    return users;
+  }
+
+  /**
+   * `repos`: the request's reads, through which voters' user records come from the read cache.
+   * `asVoted`: voters rendered when they voted, shown as such (a just-submitted activity's answer
+   * shows its voter as it was, also when the activity deleted it: delete_sub_organization deletes its
+   * own voters); the other voters are rendered now.
+   */
+  async render(rows: ActivityRow[], viewer?: Viewer, knownVotes?: VoteRow[], repos: Repositories = this.repos, asVoted?: Map<string, unknown>) {
+    // A just-recorded activity brings its votes along; no need to read them back.
+    const votes = knownVotes ?? (await repos.activities.votes(rows.map((r) => r.id)));
+    const users = new Map(asVoted ?? []);
+    for (const [id, user] of await this.voters(votes.filter((v) => !users.has(v.user_id)), repos)) users.set(id, user);
     return rows.map((r) =>
       renderActivity(
         r,

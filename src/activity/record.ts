@@ -19,11 +19,19 @@ export interface Viewer {
   userId: string;
 }
 
+/**
+ * A voter whose record is gone (deleted since) and was not kept: a complete v1User with its id and
+ * nothing else known, so clients reading the required fields of a vote's user still find them.
+ */
+function absentUser(v: VoteRow) {
+  return { userId: v.user_id, userName: '', authenticators: [], apiKeys: [], userTags: [], oauthProviders: [], createdAt: ts(v.created_at), updatedAt: ts(v.created_at), mfaPolicies: [] };
+}
+
 export function renderVote(v: VoteRow, users: Map<string, unknown>) {
   return {
     id: v.id,
     userId: v.user_id,
-    user: users.get(v.user_id) ?? { userId: v.user_id },
+    user: users.get(v.user_id) ?? absentUser(v),
     activityId: v.activity_id,
     selection: v.selection,
     message: v.message,

@@ -17,22 +17,12 @@
 //
 // The first, single chain (migration 009), kept for entries written before streams:
 import { createHash, createHmac } from 'node:crypto';
+import { canonicalJson } from '../crypto/canonical-json.js';
 
 export const GENESIS = '0'.repeat(64);
 
-/** JSON with object keys sorted at every level and no whitespace; undefined members are left out. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('canonical JSON has no representation for non-finite numbers');
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
+// Shared with the app proofs' data digests; re-exported for the audit code that reads it from here.
+export { canonicalJson };
 
 export function entryHash(prevHash: string, entry: string): string {
   return createHash('sha256').update(prevHash, 'utf8').update(entry, 'utf8').digest('hex');

@@ -15,7 +15,8 @@
 //    must be the lowercase hex SHA-256 of the UTF-8 public-key hex string.
 // Every refusal is INVALID_OIDC_TOKEN with a message saying what failed.
 import { createHash } from 'node:crypto';
-import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, type JSONWebKeySet } from 'jose';
+import { verifyEs256Jwt } from '../crypto/es256-jwt.js';
 import { SigilError } from '../errors/errors.js';
 
 /** A trusted issuer: its `iss` value and, optionally, the URL of its JWKS (else discovery). */
@@ -145,7 +146,6 @@ export class OidcTokenVerifier {
   readonly #issuers = new Map<string, IssuerKeys>();
   readonly #selfIssuer: string;
   readonly #signerPublicKey: Uint8Array;
-  #signerKey: Promise<CryptoKey | Uint8Array> | undefined;
   readonly #now: () => number;
 
   constructor(opts: OidcVerifierOptions) {
@@ -198,20 +198,12 @@ export class OidcTokenVerifier {
    * never verify here, so a session can never pass for an id_token.
    */
   async #verifySelfIssued(token: string): Promise<Record<string, unknown>> {
-    this.#signerKey ??= importJWK(signerJwk(this.#signerPublicKey), 'ES256');
     try {
-      const { payload } = await compactVerify(token, await this.#signerKey, { algorithms: ['ES256'] });
-      return parsePayload(payload);
+      return parsePayload(await verifyEs256Jwt(token, this.#signerPublicKey));
     } catch (err) {
       throw mapJoseError(err, this.#selfIssuer);
     }
   }
-}
-
-function signerJwk(uncompressed: Uint8Array): JWK {
-  const b64u = (b: Uint8Array) => Buffer.from(b).toString('base64url');
-  if (uncompressed.length !== 65 || uncompressed[0] !== 4) throw new Error('the signer public key must be 65 bytes, uncompressed');
-  return { kty: 'EC', crv: 'P-256', x: b64u(uncompressed.subarray(1, 33)), y: b64u(uncompressed.subarray(33, 65)) };
 }
 
 async function verifyWith(token: string, getKey: GetKey): Promise<Record<string, unknown>> {

@@ -18,16 +18,16 @@ const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base
  * A payload byte at position 2 (mod 3) equal to `>`, `?`, `~` or DEL is the only way ASCII JSON
  * produces base64 index 62/63 (`-`/`_` in base64url); anything outside printable ASCII is refused too.
  */
-function checkAtobSafe(json: string): void {
+export function assertAtobSafe(json: string): void {
   if (!/^[\x20-\x7d]*$/.test(json) || /[>?]/.test(json)) {
-    throw new Error('session JWT payload must be printable ASCII without ">", "?" or "~"');
+    throw new Error('JWT payload must be printable ASCII without ">", "?" or "~"');
   }
 }
 
 /** Signs `claims` (serialized in their key order) into a compact JWT. */
 export function signSessionJwt(claims: SessionClaims, signer: P256Signer): string {
   const payload = JSON.stringify(claims);
-  checkAtobSafe(payload);
+  assertAtobSafe(payload);
   const signingInput = `${b64url(JSON.stringify(HEADER))}.${b64url(payload)}`;
   const signature = signer.signRaw(sha256(Buffer.from(signingInput, 'ascii')));
   return `${signingInput}.${b64url(signature)}`;

@@ -25,6 +25,24 @@ export interface AuthenticatorParams {
   };
 }
 
+/**
+ * A passkey as the V1 activities give it (swagger v1AuthenticatorParams: the browser's
+ * PublicKeyCredential as is, `attestation {id, rawId, response {clientDataJson, attestationObject,
+ * transports}}`), in the V2 form (v1AuthenticatorParamsV2) everything else reads.
+ */
+export function authenticatorParamsFromV1(p: {
+  authenticatorName: string;
+  challenge: string;
+  attestation: { id: string; response: { clientDataJson: string; attestationObject: string; transports?: string[] } };
+}): AuthenticatorParams {
+  const { id, response } = p.attestation;
+  return {
+    authenticatorName: p.authenticatorName,
+    challenge: p.challenge,
+    attestation: { credentialId: id, clientDataJson: response.clientDataJson, attestationObject: response.attestationObject, transports: response.transports ?? [] },
+  };
+}
+
 export interface AuthenticatorRecord {
   transports: string[];
   attestationType: string;

@@ -165,6 +165,34 @@ export async function createOauthProviders(ctx: ActivityContext, p: { userId: st
   return { providerIds: await registerOauthProviders(ctx, ctx.organization.id, p.userId, p.oauthProviders) };
 }
 
+/** The `iss` values of Google id_tokens (https://developers.google.com/identity/openid-connect/openid-connect#validatinganidtoken). */
+const GOOGLE_ISSUERS = ['https://accounts.google.com', 'accounts.google.com'];
+
+/**
+ * When a parent organization's credential adds OAuth providers to a sub-organization's user
+ * (social linking, @turnkey/sdk-server's createOauthProviders server action): allowed only as that
+ * action documents it, when every provider is a Google id_token (verified here: trusted issuer,
+ * signature, expiry) whose `email_verified` email is the user's email. The parent then proves what
+ * an email login would prove, and can attach no identity the user does not hold.
+ */
+export async function checkParentSocialLinking(ctx: OperationContext, p: { userId: string; oauthProviders: OauthProviderParams[] }): Promise<void> {
+  const refused = (why: string) =>
+    new SigilError('REQUEST_NOT_AUTHORIZED', `request not authorized: a parent organization adds OAuth providers to a sub-organization's user only from a Google id_token that verifies the user's email: ${why}`);
+  const user = await requireUser(ctx.repos, ctx.organization.id, p.userId);
+  if (!user.user_email) throw refused(`user ${user.id} has no email`);
+  for (const [i, provider] of (p.oauthProviders ?? []).entries()) {
+    if (typeof provider.oidcToken !== 'string' || provider.oidcToken === '' || provider.oidcClaims !== undefined) {
+      throw refused(`oauthProviders[${i}] must carry an oidcToken and no oidcClaims`);
+    }
+    const { issuer, claims } = await ctx.services.oidc.verify(provider.oidcToken, {});
+    if (!GOOGLE_ISSUERS.includes(issuer)) throw refused(`oauthProviders[${i}] was issued by ${issuer}, not Google`);
+    if (claims.email_verified !== true && claims.email_verified !== 'true') throw refused(`oauthProviders[${i}] does not say its email is verified`);
+    if (typeof claims.email !== 'string' || claims.email.toLowerCase() !== user.user_email.toLowerCase()) {
+      throw refused(`the email of oauthProviders[${i}] is not the user's email`);
+    }
+  }
+}
+
 export async function deleteOauthProviders(ctx: ActivityContext, p: { userId: string; providerIds: string[] }) {
   if (p.providerIds.length === 0) throw invalid('providerIds must list at least one provider');
   const orgId = ctx.organization.id;

@@ -8,9 +8,12 @@
 //    otpEncryptionTargetBundle with the barrier, and sends the code as plain text. At most 3 codes
 //    of a contact are active at once; with a userIdentifier, at most 3 codes per 3 minutes.
 //  - verify_otp spends an attempt before it compares (in constant time), so 3 guesses is all a code
-//    ever gets, concurrency included; the right code answers a verification token: a JWT signed by
-//    the deployment signer with the claims of contract §5 (`exp` a string of ms), bound to the client
-//    public key from the encrypted bundle (or the plaintext alias's `publicKey`).
+//    ever gets, concurrency included; the right code answers a verification token: a standard ES256
+//    JWT (contract §4.6, what @turnkey/crypto's verifyOtpVerificationToken and any JOSE library
+//    verify) signed by the deployment signer with the claims of contract §5 (`exp` a string of ms),
+//    bound to the client public key from the encrypted bundle (or the plaintext alias's `publicKey`).
+//    Tokens in the session-JWT form that earlier Sigil versions issued (double SHA-256) are still
+//    read, so a rolling upgrade does not void the tokens of processes not yet upgraded (24 h at most).
 //  - otp_login checks the token (signature, expiry, issuing organization), the client signature
 //    over the login token-usage message by the token's key, spends the token once, finds the user
 //    with the verified contact in the organization or its sub-organizations, and registers the
@@ -24,7 +27,8 @@
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { makeOtpEncryptionTargetBundle, openOtpBundle } from '../crypto/bundles.js';
 import { generateP256KeyPair, isValidPublicKey, samePublicKey, verifyP256Raw } from '../crypto/p256.js';
-import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
+import { signEs256Jwt, verifyEs256Jwt } from '../crypto/es256-jwt.js';
+import { verifySessionJwt } from '../crypto/session-jwt.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { OtpRow, UserRow } from '../store/index.js';
 import type { ActivityContext } from './context.js';
@@ -303,7 +307,7 @@ export async function verifyOtp(ctx: ActivityContext, p: VerifyOtpParams): Promi
     contact: row.contact,
   };
   if (publicKey !== undefined) claims.public_key = publicKey;
-  return { verificationToken: signSessionJwt(claims, ctx.services.signer) };
+  return { verificationToken: signEs256Jwt(claims, ctx.services.signer, { atobSafe: true }) };
 }
 
 interface VerificationClaims {
@@ -317,11 +321,26 @@ interface VerificationClaims {
 
 const tokenRefused = (why: string) => invalid(`invalid verification token: ${why}`);
 
+/** The claims of a token signed by `signerPublicKey`: standard ES256, or the legacy session-JWT form. */
+async function signedClaims(token: string, signerPublicKey: Uint8Array): Promise<Record<string, unknown> | undefined> {
+  if (typeof token !== 'string') return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(await verifyEs256Jwt(token, signerPublicKey)).toString('utf8'));
+    return claims !== null && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    // Not a standard ES256 JWT of this signer: a token of an earlier version, or a forgery.
+    return verifySessionJwt(token, signerPublicKey);
+  }
+}
+
 /** The claims of a verification token this deployment issued, after its signature and expiry. */
-export function readVerificationToken(token: string, signerPublicKey: Uint8Array, now: number): VerificationClaims {
-  const claims = verifySessionJwt(token, signerPublicKey);
+export async function readVerificationToken(token: string, signerPublicKey: Uint8Array, now: number): Promise<VerificationClaims> {
+  const claims = await signedClaims(token, signerPublicKey);
   if (!claims) throw tokenRefused('it is malformed or its signature does not verify');
   const { exp, id, organization_id: org, verification_type: type, contact, public_key: pub } = claims;
+  // An id_token this deployment issued (oauth2_authenticate) is signed by the same key; it names an
+  // issuer and a numeric exp, and is never a verification token.
+  if ('iss' in claims) throw tokenRefused('it is not an OTP verification token');
   if (typeof exp !== 'string' || !/^\d+$/.test(exp) || typeof id !== 'string' || typeof org !== 'string' || typeof contact !== 'string') {
     throw tokenRefused('it is not an OTP verification token');
   }
@@ -404,7 +423,7 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
   if (p.sessionProfileId) {
     throw invalid('session profiles are not available in this Sigil version: omit sessionProfileId for an unrestricted read-write session');
   }
-  const claims = readVerificationToken(p.verificationToken, ctx.services.signer.publicKey, ctx.now);
+  const claims = await readVerificationToken(p.verificationToken, ctx.services.signer.publicKey, ctx.now);
   const org = ctx.organization;
   // Parent-issued tokens serve the parent's sub-organizations; a sub-organization's only itself.
   if (claims.organization_id !== org.id && claims.organization_id !== org.parent_organization_id) {

@@ -15,7 +15,7 @@
 import { makeCredentialBundle } from '../crypto/bundles.js';
 import { compressPublicKeyHex, generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
 import { signSessionJwt, verifySessionJwt } from '../crypto/session-jwt.js';
-import { SigilError, invalid } from '../errors/errors.js';
+import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/index.js';
 import { buildApiKeyRows, insertApiKeys, isExpired, parseExpirationSeconds } from './api-keys.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller } from './context.js';
@@ -90,15 +90,25 @@ export async function issueKeyBundle(
 export interface ReadWriteSessionParams {
   targetPublicKey: string;
   userId?: string;
+  /** V1 (v1CreateReadWriteSessionIntent): the user with this email instead of a userId. */
+  email?: string;
   apiKeyName?: string;
   expirationSeconds?: string;
   invalidateExisting?: boolean;
 }
 
-/** create_read_write_session (V2): a server-made session key, returned sealed to targetPublicKey. */
+/** The one user of the organization with `email` (create_read_write_session V1). */
+async function userWithEmail(ctx: ActivityContext, email: string) {
+  const users = await ctx.repos.users.findByContact([ctx.organization.id], 'email', email);
+  if (users.length === 0) throw notFound(`no user with email ${email} in organization ${ctx.organization.id}`);
+  if (users.length > 1) throw invalid(`more than one user has email ${email}: name the user by userId (ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2)`);
+  return users[0];
+}
+
+/** create_read_write_session (V2; V1 by email): a server-made session key, returned sealed to targetPublicKey. */
 export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteSessionParams) {
-  const userId = p.userId || ctx.caller.user.id;
-  const user = await requireUser(ctx.repos, ctx.organization.id, userId);
+  const user = p.email !== undefined ? await userWithEmail(ctx, p.email) : await requireUser(ctx.repos, ctx.organization.id, p.userId || ctx.caller.user.id);
+  const userId = user.id;
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');
   const { apiKeyId, credentialBundle } = await issueKeyBundle(ctx, user, target, {
     apiKeyName: p.apiKeyName ?? `Read Write Session - ${stampTime(ctx.now)}`,

@@ -1,5 +1,6 @@
-// Sub-organizations (turnkey-semantics.md §2; swagger v1CreateSubOrganizationIntentV8): created by a
-// parent with its own root users, API keys, root quorum and optionally a wallet, all in one
+// Sub-organizations (turnkey-semantics.md §2; swagger v1CreateSubOrganizationIntentV8, and V3's
+// privateKeys): created by a parent with its own root users, API keys, root quorum and optionally a
+// wallet (or, V3, private keys), all in one
 // transaction; the parent may read it but never write to it; only the sub-organization's own root
 // users delete it, and only once its keys have been exported or deleteWithoutExport is set.
 import { SigilError, invalid } from '../errors/errors.js';
@@ -11,6 +12,7 @@ import type { OauthProviderParams } from './oauth-providers.js';
 import { insertUserWithCredentials } from './users.js';
 import type { ActivityContext } from './context.js';
 import { storeWallet, type WalletAccountParams } from './wallets.js';
+import { createPrivateKeys, type PrivateKeyParams } from './private-keys.js';
 import { reserve } from './quotas.js';
 import { generateMnemonic, isMnemonicWordCount } from '../crypto/bip39.js';
 import type { ClientSignature } from './otp.js';
@@ -30,6 +32,8 @@ export interface CreateSubOrganizationParams {
   rootUsers: RootUserParams[];
   rootQuorumThreshold: number;
   wallet?: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number };
+  /** V3 only: private keys made in the new sub-organization. */
+  privateKeys?: PrivateKeyParams[];
   /** V7+: an OTP verification token proving a root user's email or phone (marks it verified). */
   verificationToken?: string;
   clientSignature?: ClientSignature;
@@ -73,7 +77,8 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
       { walletName: p.wallet.walletName, accounts: p.wallet.accounts, mnemonic: generateMnemonic(words), imported: false },
     );
   }
-  return { subOrganizationId: sub.id, ...(wallet ? { wallet } : {}), rootUserIds };
+  const privateKeys = p.privateKeys?.length ? (await createPrivateKeys({ ...ctx, organization: sub }, p.privateKeys)).privateKeys : undefined;
+  return { subOrganizationId: sub.id, ...(wallet ? { wallet } : {}), ...(p.privateKeys ? { privateKeys: privateKeys ?? [] } : {}), rootUserIds };
 }
 
 export async function deleteSubOrganization(ctx: ActivityContext, deleteWithoutExport = false) {

@@ -20,7 +20,7 @@ import { checkClientSignature, readVerificationToken, type ClientSignature } fro
 
 export type ContactKind = 'email' | 'phone';
 
-type Claims = ReturnType<typeof readVerificationToken>;
+type Claims = Awaited<ReturnType<typeof readVerificationToken>>;
 
 const refused = (why: string) => invalid(`invalid verification token: ${why}`);
 
@@ -45,7 +45,7 @@ export async function acceptVerificationToken(
   token: string,
   organizationIds: (string | null | undefined)[],
 ): Promise<Claims> {
-  const claims = readVerificationToken(token, ctx.services.signer.publicKey, ctx.now);
+  const claims = await readVerificationToken(token, ctx.services.signer.publicKey, ctx.now);
   if (!organizationIds.includes(claims.organization_id)) {
     throw refused(`it was issued for organization ${claims.organization_id}, not for this one`);
   }

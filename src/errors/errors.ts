@@ -122,6 +122,23 @@ export const invalid = (message: string, details?: ErrorDetail[]) =>
 export const notFound = (message: string) => new SigilError('NOT_FOUND', message);
 export const notAuthorized = (message = 'request not authorized') => new SigilError('REQUEST_NOT_AUTHORIZED', message);
 
+/**
+ * The hosted service's answer to an implicit deny (no policy allows the activity): code 7, this
+ * message (clients and the SDK's examples match /permission/i on it) and a PolicyEnginePermissionError
+ * detail with each policy's outcome. Sigil's own, precise reason follows in a detail of its own.
+ */
+export const PERMISSION_DENIED_MESSAGE =
+  "You don't have sufficient permissions to take this action. Please add a policy granting this user permissions. Learn more at https://docs.turnkey.com/concepts/policies/quickstart.";
+
+export function permissionDenied(reason: string, policyEvaluations: { policyId: string; outcome: string }[]): SigilError {
+  return new SigilError('REQUEST_NOT_AUTHORIZED', PERMISSION_DENIED_MESSAGE, {
+    details: [
+      { '@type': 'type.googleapis.com/errors.v1.PolicyEnginePermissionError', message: 'No policies evaluated to outcome: Allow', policyEvaluations },
+      { '@type': 'type.googleapis.com/sigil.v1.DenialReason', reason },
+    ],
+  });
+}
+
 /** A field-level violation in the google.rpc.BadRequest detail the SDK tests show. */
 export function badRequestDetail(violations: { field: string; description: string }[]): ErrorDetail {
   return { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations };

@@ -153,7 +153,7 @@ async function account(call: ProxyCall, services: Services) {
   if (type === 'EMAIL' || type === 'PHONE_NUMBER') {
     const token = optional<string>(body.verificationToken);
     if (token) {
-      const claims = readVerificationToken(token, services.signer.publicKey, Date.now());
+      const claims = await readVerificationToken(token, services.signer.publicKey, Date.now());
       const kind = contactKindOf(claims);
       if (claims.organization_id !== config.organization_id || (kind === 'email') !== (type === 'EMAIL') || !sameContact(kind, claims.contact, filterValue)) {
         throw invalid('invalid verification token: it does not verify this contact for this organization');

@@ -2,6 +2,7 @@
 // swagger v1CreateAuthenticatorsIntentV2, v1DeleteAuthenticatorsIntent, v1GetAuthenticatorRequest,
 // v1GetAuthenticatorsRequest). Users may register and remove their own passkeys (selfService).
 import {
+  authenticatorParamsFromV1,
   authenticatorRecord,
   deleteAuthenticators,
   getAuthenticator,
@@ -15,6 +16,8 @@ import { defineActivity, defineQuery } from './define.js';
 export const createAuthenticatorsOp = defineActivity<{ authenticators: AuthenticatorParams[]; userId: string }, { authenticatorIds: string[] }>({
   path: 'create_authenticators',
   type: 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2',
+  // V1 gives each passkey as the browser's PublicKeyCredential (v1AuthenticatorParams).
+  aliases: [{ type: 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS', adapt: (p) => ({ userId: p.userId, authenticators: p.authenticators.map(authenticatorParamsFromV1) }) }],
   result: 'createAuthenticatorsResult',
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),

@@ -2,6 +2,7 @@
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
+import type { AppProofFact } from '../domain/app-proofs.js';
 import type { PolicyContext } from '../policy/index.js';
 import type { Repositories } from '../store/index.js';
 
@@ -26,6 +27,8 @@ export interface TypeAlias {
   result?: string;
   /** Brings this version's parameters to the shape `execute` takes (defaults for later fields). */
   adapt?: (params: any) => any;
+  /** Brings `execute`'s result to the shape of this version's result member, when they differ. */
+  adaptResult?: (result: any) => any;
 }
 
 /** What `prepare` answers: the activity's result, and the writes that make it true. */
@@ -61,8 +64,11 @@ export interface ActivityDeclaration<P = any, R = any> {
    * element is.
    */
   policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext | PolicyContext[]>;
-  /** The facts an app proof states for this activity when the submission sets generateAppProofs. */
-  appProofFacts?: (ctx: ActivityContext, params: P, result: R) => Record<string, unknown>[];
+  /**
+   * The address derivations this activity's app proofs state when the submission sets
+   * generateAppProofs (every activity also gets the proof of its policy outcome).
+   */
+  appProofFacts?: (ctx: ActivityContext, params: P, result: R) => AppProofFact[];
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /**
@@ -77,6 +83,16 @@ export interface ActivityDeclaration<P = any, R = any> {
    * them in the submit response; the stored result, and so get_activity, shows `<redacted>`.
    */
   resultSecretFields?: string[];
+  /**
+   * The authentication activities that target a sub-organization's users (turnkey-semantics.md §2
+   * "parent-org users run auth activities that target sub-org users"; the server actions of
+   * @turnkey/sdk-server): a credential of the parent organization may submit them to the
+   * sub-organization. The parent's root quorum and policies decide (they are the submitter's), and
+   * the activity is recorded in the sub-organization, where its effects are. Every other activity
+   * stays refused to a parent's credential. A function adds a condition of its own, throwing a
+   * SigilError that says why when the submission does not meet it.
+   */
+  parentOrganizationMaySubmit?: true | ((ctx: OperationContext, params: P) => Promise<void>);
   /**
    * Login activities: when the stamp's credential is not in the target organization or its parent,
    * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).

@@ -5,7 +5,11 @@
 //
 // Who may run them: email_auth is AUTH/CREATE and init_user_email_recovery RECOVERY/CREATE (the
 // reference's documented mapping and policy examples): the root quorum, or users a policy allows. A
-// parent organization serves its sub-organizations' users by submitting to itself (semantics §2).
+// parent organization serves its sub-organizations' users by submitting to itself, or to the
+// sub-organization with its own credential as @turnkey/sdk-server's sendCredential server action
+// and the email recovery guide do (semantics §2, §6: email auth "can target any user in the
+// organization or sub-organizations"): decided by the parent's policies, recorded in the
+// sub-organization. recover_user is not among them: the recovered user stamps it.
 // recover_user is CREDENTIAL/CREATE (it adds a passkey): allowed without a policy only to the
 // recovered user stamping with the recovery key it was emailed; anyone else needs the root quorum or
 // a policy, and a DENY policy (e.g. on `credentials` of type CREDENTIAL_TYPE_RECOVER_USER_KEY_P256)
@@ -33,6 +37,7 @@ export const emailAuthOp = defineActivity<EmailAuthParams, { userId: string; api
   result: 'emailAuthResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ email: p.email }),
+  parentOrganizationMaySubmit: true,
   // The email goes out before the key is written and with no lock held (src/domain/email-auth.ts).
   execution: 'pure',
   execute: (ctx, p) => emailAuth(ctx, p),
@@ -45,6 +50,7 @@ export const initUserEmailRecoveryOp = defineActivity<InitUserEmailRecoveryParam
   result: 'initUserEmailRecoveryResult',
   policy: { resource: 'RECOVERY', action: 'CREATE' },
   policyParams: (p) => ({ email: p.email }),
+  parentOrganizationMaySubmit: true,
   execution: 'pure',
   execute: (ctx, p) => initUserEmailRecovery(ctx, p),
 });

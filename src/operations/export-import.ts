@@ -14,7 +14,7 @@ import {
 } from '../domain/export-import.js';
 import type { WalletAccountParams } from '../domain/wallets.js';
 import { defineActivity } from './define.js';
-import { derivationFacts } from './wallets.js';
+import { walletDerivationFacts } from '../domain/app-proofs.js';
 
 export const exportWalletOp = defineActivity<{ walletId: string; targetPublicKey: string; language?: MnemonicLanguage }, unknown>({
   path: 'export_wallet',
@@ -62,7 +62,7 @@ export const importWalletOp = defineActivity<
   type: 'ACTIVITY_TYPE_IMPORT_WALLET',
   result: 'importWalletResult',
   policy: { resource: 'WALLET', action: 'IMPORT' },
-  appProofFacts: (ctx, p, r) => derivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
+  appProofFacts: (ctx, p, r) => walletDerivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
   secretFields: ['encryptedBundle'],
   execute: (ctx, p) => importWallet(ctx, p),
 });

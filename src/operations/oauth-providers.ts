@@ -1,8 +1,10 @@
 // OAuth provider operations (turnkey-semantics.md §6 "OAuth / OIDC"; interface-spec.md §4.3
 // delete_oauth_providers; swagger v1CreateOauthProvidersIntentV2, v1DeleteOauthProvidersIntent,
 // v1GetOauthProvidersRequest/Response). CREDENTIAL/CREATE and DELETE for policies; users manage
-// their own providers unless a policy says otherwise.
-import { createOauthProviders, deleteOauthProviders, listOauthProviders, type OauthProviderParams } from '../domain/oauth-providers.js';
+// their own providers unless a policy says otherwise. A parent organization may add providers to a
+// sub-organization's user only as @turnkey/sdk-server's createOauthProviders server action describes
+// it: a Google id_token whose verified email is the user's (social linking; checkParentSocialLinking).
+import { checkParentSocialLinking, createOauthProviders, deleteOauthProviders, listOauthProviders, type OauthProviderParams } from '../domain/oauth-providers.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createOauthProvidersOp = defineActivity<{ userId: string; oauthProviders: OauthProviderParams[] }, { providerIds: string[] }>({
@@ -13,6 +15,7 @@ export const createOauthProvidersOp = defineActivity<{ userId: string; oauthProv
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),
   selfService: (caller, p) => caller.user.id === p.userId,
+  parentOrganizationMaySubmit: (ctx, p) => checkParentSocialLinking(ctx, p),
   secretFields: ['oauthProviders[].oidcToken'],
   execute: (ctx, p) => createOauthProviders(ctx, p),
 });

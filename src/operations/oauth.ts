@@ -3,8 +3,10 @@
 //
 // Who may run them: the organization's root quorum, or users a policy allows (AUTH/CREATE, as
 // otp_login). A parent organization serves its sub-organizations' end users by submitting to
-// itself: the user with the token's identity is then found in its sub-organizations and the key is
-// created there (semantics §2 "parent-org users run auth activities that target sub-org users").
+// itself (the user with the token's identity is then found in its sub-organizations and the key is
+// created there) or, as @turnkey/sdk-server's oauthLogin server action does, by submitting to the
+// sub-organization with its own credential (semantics §2 "parent-org users run auth activities that
+// target sub-org users"): decided by the parent's policies, recorded in the sub-organization.
 //
 // Both run as 'pure' activities: checking the token may fetch the issuer's signing keys over the
 // network, and no database lock may be held meanwhile. Their writes (the new key, and the keys
@@ -19,6 +21,7 @@ export const oauthLoginOp = defineActivity<OauthLoginParams, { session: string }
   result: 'oauthLoginResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
+  parentOrganizationMaySubmit: true,
   // An id_token is a bearer credential while it lives: never stored or logged.
   secretFields: ['oidcToken'],
   execution: 'pure',
@@ -30,6 +33,7 @@ export const oauthOp = defineActivity<OauthParams, { userId: string; apiKeyId: s
   type: 'ACTIVITY_TYPE_OAUTH',
   result: 'oauthResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
+  parentOrganizationMaySubmit: true,
   secretFields: ['oidcToken'],
   execution: 'pure',
   execute: (ctx, p) => oauth(ctx, p),

@@ -1,12 +1,12 @@
 // Organization and identity operations: update_organization_name (root quorum only,
 // interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
 import { organizationData, renameOrganization, rootQuorum } from '../domain/organizations.js';
-import { defineActivity, defineQuery } from './define.js';
+import { defineActivity, defineQuery, type TypeAlias } from './define.js';
 import { invalid } from '../errors/errors.js';
-import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams } from '../domain/sub-organizations.js';
+import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams, type RootUserParams } from '../domain/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
 import { checkPhoneNumber } from '../domain/contacts.js';
-import { derivationFacts } from './wallets.js';
+import { keyDerivationFacts, walletDerivationFacts } from '../domain/app-proofs.js';
 
 export const updateOrganizationNameOp = defineActivity<
   { organizationName: string },
@@ -54,36 +54,59 @@ export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, 
   }),
 });
 
+/** Root users of an older version: API keys without curveType are P-256, missing lists are empty. */
+const olderRootUsers = (p: CreateSubOrganizationParams): CreateSubOrganizationParams => ({
+  ...p,
+  rootUsers: (p.rootUsers ?? []).map((u) => ({
+    ...u,
+    apiKeys: (u.apiKeys ?? []).map((k) => ({ ...k, curveType: k.curveType ?? 'API_KEY_CURVE_P256' })),
+    authenticators: u.authenticators ?? [],
+    oauthProviders: u.oauthProviders ?? [],
+  })),
+});
+
 /**
- * Older create_sub_organization versions (V4–V7) take the same members as V8 with fewer fields per
- * root user: API keys without curveType (P-256 then), no OAuth providers before V5's root users, no
- * phone number before V6's. Each answers under its own result member (same shape as V8's).
+ * Older create_sub_organization versions take the members of V8 with fewer fields per root user:
+ * API keys without curveType (P-256 then), no OAuth providers before V5's root users, no phone
+ * number before V6's; V3 creates private keys (and answers them), V4 and later a wallet. V1
+ * (`{name, rootAuthenticator}`) makes one root user, named after the sub-organization, holding that
+ * passkey, with a threshold of 1. Each answers under its own result member: V1 and V2 under
+ * createSubOrganizationResult (the swagger has no V2 member), later ones under their own.
  */
-function subOrganizationAlias(version: 4 | 5 | 6 | 7) {
-  return {
-    type: `ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V${version}`,
-    result: `createSubOrganizationResultV${version}`,
-    adapt: (p: CreateSubOrganizationParams): CreateSubOrganizationParams => ({
-      ...p,
-      rootUsers: (p.rootUsers ?? []).map((u) => ({
-        ...u,
-        apiKeys: (u.apiKeys ?? []).map((k) => ({ ...k, curveType: k.curveType ?? 'API_KEY_CURVE_P256' })),
-        authenticators: u.authenticators ?? [],
-        oauthProviders: u.oauthProviders ?? [],
-      })),
-    }),
-  };
+function subOrganizationAlias(version: 2 | 3 | 4 | 5 | 6 | 7) {
+  return { type: `ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V${version}`, result: `createSubOrganizationResult${version === 2 ? '' : `V${version}`}`, adapt: olderRootUsers };
 }
 
-export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParams, { subOrganizationId: string; wallet?: { walletId: string; addresses: string[] }; rootUserIds: string[] }>({
+const subOrganizationV1: TypeAlias = {
+  type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION',
+  result: 'createSubOrganizationResult',
+  adapt: (p: { name: string; rootAuthenticator: RootUserParams['authenticators'][number] }): CreateSubOrganizationParams => ({
+    subOrganizationName: p.name,
+    rootUsers: [{ userName: p.name, apiKeys: [], authenticators: [p.rootAuthenticator], oauthProviders: [] }],
+    rootQuorumThreshold: 1,
+  }),
+};
+
+export const createSubOrganizationOp = defineActivity<
+  CreateSubOrganizationParams,
+  {
+    subOrganizationId: string;
+    wallet?: { walletId: string; addresses: string[] };
+    privateKeys?: { privateKeyId: string; addresses: { format: string; address: string }[] }[];
+    rootUserIds: string[];
+  }
+>({
   path: 'create_sub_organization',
   type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8',
-  aliases: [subOrganizationAlias(7), subOrganizationAlias(6), subOrganizationAlias(5), subOrganizationAlias(4)],
+  aliases: [...([7, 6, 5, 4, 3, 2] as const).map(subOrganizationAlias), subOrganizationV1],
   result: 'createSubOrganizationResultV8',
   policy: { resource: 'ORGANIZATION', action: 'CREATE' },
   // The verification token and its signup signature log a user in; OIDC tokens are bearer tokens.
   secretFields: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
-  appProofFacts: (_ctx, p, r) => (r.wallet && p.wallet ? derivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
+  appProofFacts: (_ctx, p, r) => [
+    ...(r.wallet && p.wallet ? walletDerivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
+    ...(r.privateKeys ?? []).flatMap((k) => keyDerivationFacts(r.subOrganizationId, k.addresses.map((a) => a.address))),
+  ],
   execute: (ctx, p) => createSubOrganization(ctx, p),
 });
 

@@ -6,10 +6,12 @@
 //
 // Who may run them: the organization's root quorum, or users a policy allows (OTP/CREATE,
 // OTP/VERIFY, AUTH/CREATE, as the reference docs' parent-organization policy example). A parent
-// organization serves its sub-organizations' end users by submitting to itself: otp_login then
+// organization serves its sub-organizations' end users either by submitting to itself (otp_login then
 // finds the user with the verified contact in its sub-organizations and creates the session key
-// there (semantics §2 "parent-org users run auth activities that target sub-org users"). A parent's
-// credential submitting directly to a sub-organization is refused like any other parent write.
+// there) or, as @turnkey/sdk-server's otpLogin server action does, by submitting to the
+// sub-organization with its own credential: every activity here is one a parent may run for its
+// sub-organizations' users (semantics §2), decided by the parent's policies and recorded in the
+// sub-organization.
 //
 // Type values: init_otp takes V3 and, as aliases, V1 and V2 (answering under initOtpResult, the
 // member their clients read; V1 needs no appName); init_otp_auth likewise (V1 and V2 under
@@ -30,6 +32,7 @@ export const initOtpOp = defineActivity<InitOtpParams, unknown>({
   result: 'initOtpResultV2',
   policy: { resource: 'OTP', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
+  parentOrganizationMaySubmit: true,
   // Writes are single statements committed at once; the message goes out with no lock held.
   execution: 'pure',
   execute: (ctx, p) => initOtp(ctx, p),
@@ -42,6 +45,7 @@ export const verifyOtpOp = defineActivity<VerifyOtpParams, unknown>({
   aliases: [{ type: 'ACTIVITY_TYPE_VERIFY_OTP', parameters: ['v1VerifyOtpIntent', 'v1VerifyOtpIntentV2'] }],
   result: 'verifyOtpResult',
   policy: { resource: 'OTP', action: 'VERIFY' },
+  parentOrganizationMaySubmit: true,
   secretFields: ['otpCode', 'encryptedOtpBundle'],
   // The token logs its contact in: the submitter reads it in the submit response only.
   resultSecretFields: ['verificationToken'],
@@ -57,6 +61,7 @@ export const otpLoginOp = defineActivity<OtpLoginParams, unknown>({
   result: 'otpLoginResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
+  parentOrganizationMaySubmit: true,
   secretFields: ['verificationToken', 'clientSignature'],
   execute: (ctx, p) => otpLogin(ctx, p),
 });
@@ -72,6 +77,7 @@ export const initOtpAuthOp = defineActivity<InitOtpParams, unknown>({
   // AUTH/CREATE, as semantics §1.3 lists INIT_OTP_AUTH_V3 (init_otp is OTP/CREATE).
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
+  parentOrganizationMaySubmit: true,
   execution: 'pure',
   execute: async (ctx, p) => ({ otpId: (await initOtp(ctx, p, 'OTP_AUTH')).otpId }),
 });
@@ -81,6 +87,7 @@ export const otpAuthOp = defineActivity<OtpAuthParams, unknown>({
   type: 'ACTIVITY_TYPE_OTP_AUTH',
   result: 'otpAuthResult',
   policy: { resource: 'AUTH', action: 'CREATE' },
+  parentOrganizationMaySubmit: true,
   secretFields: ['otpCode'],
   // As verify_otp: the attempt must stay counted when the code is wrong.
   execution: 'pure',

@@ -3,10 +3,10 @@
 // list_policies, create_smart_contract_interface, delete_smart_contract_interface,
 // get_smart_contract_interface, list_smart_contract_interfaces.
 //
-// Only the current type values are declared. ACTIVITY_TYPE_CREATE_POLICY and _V2 carry the legacy
-// `selectors` shape (v1CreatePolicyIntent/V2), a different language Sigil does not implement, so
-// they are not aliases of create_policy; ACTIVITY_TYPE_UPDATE_POLICY answers under a different
-// result member (updatePolicyResult) than this path's, so it is not declared either.
+// Older type values, which applications pinned to older SDKs send: ACTIVITY_TYPE_CREATE_POLICY and
+// _V2 carry the legacy `selectors` (v1CreatePolicyIntent/V2), stored as the condition and consensus
+// that say the same (src/domain/policy-selectors.ts); ACTIVITY_TYPE_UPDATE_POLICY is V2 without
+// `time`. Each answers under its own result member (createPolicyResult, updatePolicyResult).
 import {
   contractInterfaceRecord,
   createContractInterface,
@@ -24,11 +24,16 @@ import {
   type CreatePolicyParams,
   type UpdatePolicyParams,
 } from '../domain/policies.js';
+import { policyFromSelectors } from '../domain/policy-selectors.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createPolicyOp = defineActivity<CreatePolicyParams, { policyId: string }>({
   path: 'create_policy',
   type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
+  aliases: [
+    { type: 'ACTIVITY_TYPE_CREATE_POLICY_V2', adapt: policyFromSelectors },
+    { type: 'ACTIVITY_TYPE_CREATE_POLICY', adapt: policyFromSelectors },
+  ],
   result: 'createPolicyResult',
   policy: { resource: 'POLICY', action: 'CREATE' },
   execute: (ctx, p) => createPolicy(ctx, p),
@@ -45,6 +50,7 @@ export const createPoliciesOp = defineActivity<{ policies: CreatePolicyParams[] 
 export const updatePolicyOp = defineActivity<UpdatePolicyParams, { policyId: string }>({
   path: 'update_policy',
   type: 'ACTIVITY_TYPE_UPDATE_POLICY_V2',
+  aliases: [{ type: 'ACTIVITY_TYPE_UPDATE_POLICY', result: 'updatePolicyResult' }],
   result: 'updatePolicyResultV2',
   policy: { resource: 'POLICY', action: 'UPDATE' },
   execute: (ctx, p) => updatePolicy(ctx, p),

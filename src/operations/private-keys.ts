@@ -12,7 +12,7 @@ import {
   type PrivateKeyParams,
 } from '../domain/private-keys.js';
 import { defineActivity, defineQuery } from './define.js';
-import { ADDRESS_DERIVATION } from '../domain/app-proofs.js';
+import { keyDerivationFacts } from '../domain/app-proofs.js';
 
 export const createPrivateKeysOp = defineActivity<
   { privateKeys: PrivateKeyParams[] },
@@ -20,12 +20,17 @@ export const createPrivateKeysOp = defineActivity<
 >({
   path: 'create_private_keys',
   type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2',
+  // V1 takes the same parameters and answers only the new keys' ids (v1CreatePrivateKeysResult).
+  aliases: [
+    {
+      type: 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS',
+      result: 'createPrivateKeysResult',
+      adaptResult: (r: { privateKeys: { privateKeyId: string }[] }) => ({ privateKeyIds: r.privateKeys.map((k) => k.privateKeyId) }),
+    },
+  ],
   result: 'createPrivateKeysResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'CREATE' },
-  appProofFacts: (ctx, _p, r) =>
-    r.privateKeys.flatMap((k) =>
-      k.addresses.map((a) => ({ type: ADDRESS_DERIVATION, organizationId: ctx.organization.id, privateKeyId: k.privateKeyId, derivationPath: '', address: a.address })),
-    ),
+  appProofFacts: (ctx, _p, r) => r.privateKeys.flatMap((k) => keyDerivationFacts(ctx.organization.id, k.addresses.map((a) => a.address))),
   execute: (ctx, p) => createPrivateKeys(ctx, p.privateKeys),
 });
 

@@ -47,6 +47,8 @@ export interface ActivityTypeBinding {
   result: string | undefined;
   /** Brings an older version's parameters to the shape the declaration's `execute` takes. */
   adapt?: (params: any) => any;
+  /** Brings the declaration's result to the shape of an older version's result member. */
+  adaptResult?: (result: any) => any;
 }
 
 /** The swagger definition a v1Result member refers to, e.g. verifyOtpResult → v1VerifyOtpResult. */
@@ -113,7 +115,7 @@ export class Registry {
         }
         const result = alias.result ?? d.result;
         if (result !== undefined && !(result in resultMembers)) throw new Error(`registry: ${type} names unknown result member ${result}`);
-        bindings.set(type, { type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt });
+        bindings.set(type, { type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt, adaptResult: alias.adaptResult });
         checkSecretsDeclared(d, type, alias.parameters ?? [own], result);
         this.byType.set(type, { decl: d, binding: bindings.get(type)! });
       }

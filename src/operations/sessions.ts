@@ -2,16 +2,21 @@
 // v1CreateReadWriteSessionResultV2, v1CreateReadOnlySessionIntent → v1CreateReadOnlySessionResult,
 // v1StampLoginIntent → v1StampLoginResult): create_read_write_session, create_read_only_session,
 // stamp_login. All are AUTH/CREATE for policies, and a user may always open sessions for itself.
+// ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION (V1) names its user by `email` instead of userId and
+// answers under createReadWriteSessionResult.
 import { createReadOnlySession, createReadWriteSession, stampLogin, type ReadWriteSessionParams } from '../domain/sessions.js';
 import { defineActivity } from './define.js';
 
 export const createReadWriteSessionOp = defineActivity<ReadWriteSessionParams, unknown>({
   path: 'create_read_write_session',
   type: 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2',
+  aliases: [{ type: 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION', result: 'createReadWriteSessionResult' }],
   result: 'createReadWriteSessionResultV2',
   policy: { resource: 'AUTH', action: 'CREATE' },
-  policyParams: (p) => ({ user_id: p.userId ?? '' }),
-  selfService: (caller, p) => !p.userId || p.userId === caller.user.id,
+  policyParams: (p) => ({ user_id: p.userId ?? '', ...(p.email !== undefined ? { email: p.email } : {}) }),
+  // By email the session is the caller's own only when that email is exactly the caller's, as the
+  // user is then looked up by it (an exact match).
+  selfService: (caller, p) => (p.email !== undefined ? caller.user.user_email === p.email : !p.userId || p.userId === caller.user.id),
   execute: (ctx, p) => createReadWriteSession(ctx, p),
 });
 

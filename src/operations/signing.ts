@@ -1,6 +1,8 @@
 // Signing operations (interface-spec.md §4.5; turnkey-contract.md §6): sign_raw_payload (V2),
 // sign_raw_payloads, sign_transaction (V2). They complete in the submit response itself, because
-// @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9).
+// @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9). With
+// generateAppProofs they carry the policy-outcome proof every activity gets (Turnkey documents no
+// proof type of signatures; the signature itself is in the result).
 import { signingTargetKeywords } from '../domain/policy-context.js';
 import {
   parseForSigning,
@@ -14,7 +16,6 @@ import { decodeEthCallForPolicy } from '../domain/contract-interfaces.js';
 import type { OperationContext } from '../domain/context.js';
 import { caseInsensitive, type PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';
-import { SIGNATURE, sha256Hex } from '../domain/app-proofs.js';
 
 async function targetKeywords(ctx: OperationContext, signWith: string): Promise<PolicyContext> {
   const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith);
@@ -29,13 +30,6 @@ interface RawPayloadParams {
 }
 
 type Signature = { r: string; s: string; v: string };
-const signatureFact = (organizationId: string, signWith: string, payload: string, sig: Signature) => ({
-  type: SIGNATURE,
-  organizationId,
-  signWith,
-  payloadDigest: sha256Hex(payload),
-  signature: sig.r + sig.s + sig.v,
-});
 
 export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature>({
   path: 'sign_raw_payload',
@@ -45,7 +39,6 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature>({
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   policyContext: async (ctx, p) => ({ ...(await targetKeywords(ctx, p.signWith)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
-  appProofFacts: (ctx, p, r) => [signatureFact(ctx.organization.id, p.signWith, p.payload, r)],
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -66,7 +59,6 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
     const target = await targetKeywords(ctx, p.signWith);
     return p.payloads.map((payload) => ({ ...target, ...payloadPolicyKeywords(p.encoding, payload) }));
   },
-  appProofFacts: (ctx, p, r) => r.signatures.map((sig, i) => signatureFact(ctx.organization.id, p.signWith, p.payloads[i], sig)),
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
@@ -90,15 +82,6 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
     const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
     return { ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...keywords, ...eth };
   },
-  appProofFacts: (ctx, p, r) => [
-    {
-      type: SIGNATURE,
-      organizationId: ctx.organization.id,
-      signWith: p.signWith,
-      payloadDigest: sha256Hex(p.unsignedTransaction),
-      signedTransactionDigest: sha256Hex(r.signedTransaction),
-    },
-  ],
   execution: 'pure',
   execute: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);

@@ -2,14 +2,33 @@
 // variants, delete_users, get_user, list_users.
 import { verifyContactUpdate } from '../domain/verified-contacts.js';
 import { createUsers, deleteUsers, requireUser, updateUser, userRecords, type UserParams } from '../domain/users.js';
+import { authenticatorParamsFromV1 } from '../domain/authenticators.js';
 import { defineActivity, defineQuery } from './define.js';
 
 const USER_RESOURCE = 'USER';
 
+/**
+ * Users of the older create_users versions: V1 and V2 API keys have no curveType (P-256 then), V1
+ * passkeys come as the browser's PublicKeyCredential (v1AuthenticatorParams) and V1 users carry an
+ * accessType that no longer means anything; neither version has OAuth providers.
+ */
+const olderUsers = (version: 1 | 2) => (p: { users: any[] }): { users: UserParams[] } => ({
+  users: p.users.map(({ accessType: _unused, ...u }) => ({
+    ...u,
+    apiKeys: (u.apiKeys ?? []).map((k: UserParams['apiKeys'][number]) => ({ ...k, curveType: k.curveType ?? 'API_KEY_CURVE_P256' })),
+    authenticators: version === 1 ? (u.authenticators ?? []).map(authenticatorParamsFromV1) : (u.authenticators ?? []),
+    oauthProviders: [],
+  })),
+});
+
 export const createUsersOp = defineActivity<{ users: UserParams[] }, { userIds: string[] }>({
   path: 'create_users',
   type: 'ACTIVITY_TYPE_CREATE_USERS_V4',
-  aliases: ['ACTIVITY_TYPE_CREATE_USERS_V3', 'ACTIVITY_TYPE_CREATE_USERS_V2'],
+  aliases: [
+    'ACTIVITY_TYPE_CREATE_USERS_V3',
+    { type: 'ACTIVITY_TYPE_CREATE_USERS_V2', adapt: olderUsers(2) },
+    { type: 'ACTIVITY_TYPE_CREATE_USERS', adapt: olderUsers(1) },
+  ],
   result: 'createUsersResult',
   policy: { resource: USER_RESOURCE, action: 'CREATE' },
   secretFields: ['users[].oauthProviders[].oidcToken'],

@@ -16,13 +16,8 @@ import {
   type WalletAccountParams,
 } from '../domain/wallets.js';
 import { invalid } from '../errors/errors.js';
-import { ADDRESS_DERIVATION } from '../domain/app-proofs.js';
+import { walletDerivationFacts } from '../domain/app-proofs.js';
 import { defineActivity, defineQuery } from './define.js';
-
-/** One address-derivation fact per derived account, in request order (the order of `addresses`). */
-export function derivationFacts(organizationId: string, walletId: string, accounts: { path: string }[], addresses: string[]) {
-  return addresses.map((address, i) => ({ type: ADDRESS_DERIVATION, organizationId, walletId, derivationPath: accounts[i].path, address }));
-}
 
 export const createWalletOp = defineActivity<
   { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number },
@@ -32,7 +27,7 @@ export const createWalletOp = defineActivity<
   type: 'ACTIVITY_TYPE_CREATE_WALLET',
   result: 'createWalletResult',
   policy: { resource: 'WALLET', action: 'CREATE' },
-  appProofFacts: (ctx, p, r) => derivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
+  appProofFacts: (ctx, p, r) => walletDerivationFacts(ctx.organization.id, r.walletId, p.accounts, r.addresses),
   // The seed and derivations are made before any lock; the inserts join the grouped commit.
   prepare: (ctx, p) => prepareNewWallet(ctx, p),
   execute: (ctx, p) => createWallet(ctx, p),
@@ -46,7 +41,7 @@ export const createWalletAccountsOp = defineActivity<
   type: 'ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS',
   result: 'createWalletAccountsResult',
   policy: { resource: 'WALLET', action: 'CREATE' },
-  appProofFacts: (ctx, p, r) => derivationFacts(ctx.organization.id, p.walletId, p.accounts, r.addresses),
+  appProofFacts: (ctx, p, r) => walletDerivationFacts(ctx.organization.id, p.walletId, p.accounts, r.addresses),
   execute: (ctx, p) => createWalletAccounts(ctx, p),
 });
 

@@ -7,12 +7,12 @@ import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
-import { proveFacts } from '../domain/app-proofs.js';
+import { policyOutcomeFact, proveFacts } from '../domain/app-proofs.js';
 import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { checkWritesOwnOrganization, decide, includedInConsensus, type Decision } from './authorize.js';
+import { decide, decidingOrganization, includedInConsensus, type Decision } from './authorize.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
@@ -25,8 +25,10 @@ const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activi
  * The stored result of an activity: its result member with the declared secret fields redacted
  * (src/operations/secret-fields.ts), and the same unredacted for the submit response alone.
  */
-function resultBodies(decl: ActivityDeclaration, member: string | undefined, result: unknown): { stored: string; answered: string } {
+function resultBodies(decl: ActivityDeclaration, binding: ActivityTypeBinding, executed: unknown): { stored: string; answered: string } {
+  const member = binding.result;
   if (!member) return { stored: '{}', answered: '{}' };
+  const result = binding.adaptResult ? binding.adaptResult(executed) : executed;
   const answered = JSON.stringify({ [member]: result ?? {} });
   if (!decl.resultSecretFields?.length) return { stored: answered, answered };
   return { stored: JSON.stringify({ [member]: redactSecrets(result ?? {}, decl.resultSecretFields) }), answered };
@@ -86,7 +88,7 @@ export class ActivityRunner {
     const { store } = this.deps;
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
-    checkWritesOwnOrganization(base.organization, base.caller);
+    const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext: { ...base, repos: reads } });
 
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
     // from another user of the organization count as that user's approval. The pipeline looked the
@@ -127,7 +129,7 @@ export class ActivityRunner {
       repos: reads,
       decl,
       type: binding.type,
-      org: base.organization,
+      org: deciding,
       submitter: base.caller,
       params,
       votes: [vote],
@@ -135,15 +137,20 @@ export class ActivityRunner {
       hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
+    // The voter as it was when voting: the activity may delete it (delete_sub_organization).
+    const asVoted = await this.deps.records.voters([vote], reads);
+    // Proofs state the decision that lets the activity run (its derivations are added once it has).
+    const outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
     // The submit response is the one place a result's secret fields are shown.
     let answered: string | null = null;
     const complete = (result: unknown, ctx: ActivityContext) => {
       row.status = ActivityStatus.COMPLETED;
-      const bodies = resultBodies(decl, binding.result, result);
+      const bodies = resultBodies(decl, binding, result);
       row.result = bodies.stored;
       answered = bodies.answered;
-      if (s.appProofs && decl.appProofFacts) {
-        row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, decl.appProofFacts(ctx, params, result), base.now));
+      if (outcomeFact) {
+        const facts = [...(decl.appProofFacts?.(ctx, params, result) ?? []), outcomeFact];
+        row.app_proofs = JSON.stringify(proveFacts(this.deps.services.appProofKey, facts, base.now));
       }
     };
     const evaluations = this.evaluationRows(row, vote, decision.evaluations);
@@ -193,7 +200,7 @@ export class ActivityRunner {
       if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
-    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads);
+    const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads, asVoted);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
   }
@@ -335,7 +342,7 @@ export class ActivityRunner {
       const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
       try {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
-        const body = resultBodies(operation.decl, operation.binding.result, result).stored;
+        const body = resultBodies(operation.decl, operation.binding, result).stored;
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
         return vote;
       } catch (err) {
@@ -377,8 +384,8 @@ export class ActivityRunner {
     return [{ id: newId(), organization_id: row.organization_id, activity_id: row.id, vote_id: vote.id, evaluations: JSON.stringify(evaluations), created_at: vote.created_at }];
   }
 
-  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[], reads?: Repositories): Promise<PipelineResponse> {
-    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes, reads);
+  private async respond(operation: string, row: ActivityRow, caller: Caller, votes?: VoteRow[], reads?: Repositories, asVoted?: Map<string, unknown>): Promise<PipelineResponse> {
+    const [activity] = await this.deps.records.render([row], { userId: caller.user.id }, votes, reads, asVoted);
     return {
       body: { activity },
       log: { operation, organizationId: row.organization_id, activityId: row.id, status: row.status, type: row.type },

@@ -1,5 +1,6 @@
 // Authorization of an activity (turnkey-semantics.md §1.4, §2), run at submission and again on
-// every vote: a parent organization's credential may read a sub-organization but not write to it;
+// every vote: a parent organization's credential may read a sub-organization but not write to it,
+// but for the authentication activities that target its users, which the parent decides;
 // the root quorum's threshold of root approvals allows anything; root-quorum-only activities admit
 // nothing else; otherwise the organization's policies decide over the activity, its resources and
 // the approvals so far. Users may manage their own credentials when no policy speaks to it, and a
@@ -7,7 +8,7 @@
 import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
-import { SigilError, notAuthorized } from '../errors/errors.js';
+import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { PolicyContext } from '../policy/index.js';
 import type { OrganizationRow, Repositories, VoteRow } from '../store/index.js';
@@ -25,10 +26,34 @@ export function explicitDenial(): SigilError {
   return new SigilError('REQUEST_NOT_AUTHORIZED', 'policy engine denied request explicitly', { bareDetails: true });
 }
 
-export function checkWritesOwnOrganization(org: OrganizationRow, caller: Caller): void {
-  if (caller.organizationId !== org.id) {
-    throw notAuthorized('request not authorized: a credential of the parent organization cannot submit activities to a sub-organization');
+/**
+ * The organization whose root quorum and policies decide a submission to `org` (turnkey-semantics.md
+ * §2): the organization itself for its own users. A parent organization's credential may read a
+ * sub-organization but write to it only through the authentication activities its declaration
+ * marks (`parentOrganizationMaySubmit`, with any condition of its own): those are decided by the
+ * parent, whose user submits them, and recorded in the sub-organization. Anything else is refused.
+ */
+export async function decidingOrganization(input: {
+  repos: Repositories;
+  decl: ActivityDeclaration;
+  type: string;
+  org: OrganizationRow;
+  caller: Caller;
+  params: Record<string, unknown>;
+  hookContext: OperationContext;
+}): Promise<OrganizationRow> {
+  const { repos, decl, type, org, caller } = input;
+  if (caller.organizationId === org.id) return org;
+  const rule = decl.parentOrganizationMaySubmit;
+  if (!rule || caller.organizationId !== org.parent_organization_id) {
+    throw notAuthorized(
+      `request not authorized: a credential of the parent organization cannot submit activities to a sub-organization (${type} is not one of the authentication activities a parent runs for its sub-organizations' users)`,
+    );
   }
+  if (typeof rule === 'function') await rule(input.hookContext, input.params);
+  const parent = await repos.organizations.get(caller.organizationId);
+  if (!parent) throw notAuthorized('request not authorized: the parent organization no longer exists');
+  return parent;
 }
 
 export interface DecisionInput {
@@ -58,7 +83,26 @@ function activityOf(input: DecisionInput) {
   return activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});
 }
 
+/**
+ * The decision on an activity. `org` is the deciding organization; when it is not the one the
+ * activity is recorded in (`hookContext.organization`: a parent deciding for a sub-organization),
+ * the activity cannot wait for approvals, since votes are cast in the activity's own organization:
+ * it must be allowed outright.
+ */
 export async function decide(input: DecisionInput): Promise<Decision> {
+  const decision = await decideIn(input);
+  if (decision.outcome !== 'consensus_needed' || input.org.id === input.hookContext.organization.id) return decision;
+  return {
+    outcome: 'deny',
+    error: permissionDenied(
+      `${input.type} needs more approvals in organization ${input.org.id}; an activity a parent organization submits for a sub-organization must be allowed outright (by a policy without consensus or the root quorum), as approvals are cast in the sub-organization`,
+      decision.evaluations,
+    ),
+    evaluations: decision.evaluations,
+  };
+}
+
+async function decideIn(input: DecisionInput): Promise<Decision> {
   const { repos, decl, type, org, votes } = input;
   const none: PolicyEvaluation[] = [];
   if (decl.authorization === 'vote') return { outcome: 'allow', evaluations: none };
@@ -70,7 +114,7 @@ export async function decide(input: DecisionInput): Promise<Decision> {
   if (rootApprovals >= org.root_quorum_threshold) return { outcome: 'allow', evaluations: none };
   if (decl.authorization === 'root_quorum_only') {
     if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations: none };
-    return { outcome: 'deny', error: notAuthorized(`request not authorized: only the root quorum can run ${type}`), evaluations: none };
+    return { outcome: 'deny', error: permissionDenied(`only the root quorum can run ${type}`, none), evaluations: none };
   }
 
   const policies = await loadCompiledPolicies(repos, org.id);
@@ -88,7 +132,7 @@ export async function decide(input: DecisionInput): Promise<Decision> {
   if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations };
   return {
     outcome: 'deny',
-    error: notAuthorized(`request not authorized: no policy allows ${type} for user ${input.submitter.user.id}`),
+    error: permissionDenied(`no policy allows ${type} for user ${input.submitter.user.id}`, evaluations),
     evaluations,
   };
 }

@@ -321,7 +321,7 @@ describe('auth proxy refusals', () => {
     const badSig = await rawPost(`${sigil.url}/public/v1/submit/stamp_login`, bodyText.replace('STAMP_LOGIN', 'STAMP_LOGIN '), { headers });
     expect(badSig.status).toBe(401);
     expect(badSig.body.message).toMatch(/could not verify attested stamp signature/);
-    // Only the one successful login wrote anything.
+    // Only the one successful login wrote anything (its new key bumps the read cache's generation).
     const after = await dbSnapshot(sigil);
     expect(Object.keys(after).filter((t) => JSON.stringify(after[t]) !== JSON.stringify(before[t])).sort()).toEqual(['activities', 'api_keys', 'cache_generations', 'otps', 'votes']);
   });

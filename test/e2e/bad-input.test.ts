@@ -188,9 +188,12 @@ describe('refusals change nothing', () => {
     });
     before = await dbSnapshot(sigil);
     const res = await rawPost(submitUrl('create_user_tag'), tagBody(), { key });
-    await expectRefused(res, 403, 7, 'REQUEST_NOT_AUTHORIZED', /^request not authorized: no policy allows ACTIVITY_TYPE_CREATE_USER_TAG/);
+    await expectRefused(res, 403, 7, 'REQUEST_NOT_AUTHORIZED', /^You don't have sufficient permissions to take this action\./);
+    expect(res.body.details[2].reason).toMatch(/^no policy allows ACTIVITY_TYPE_CREATE_USER_TAG/);
     const rename = activityBody(sigil.root.organizationId, 'ACTIVITY_TYPE_UPDATE_ORGANIZATION_NAME', { organizationName: 'mine now' });
-    await expectRefused(await rawPost(submitUrl('update_organization_name'), rename, { key }), 403, 7, 'REQUEST_NOT_AUTHORIZED', /only the root quorum can run ACTIVITY_TYPE_UPDATE_ORGANIZATION_NAME/);
+    const renamed = await rawPost(submitUrl('update_organization_name'), rename, { key });
+    await expectRefused(renamed, 403, 7, 'REQUEST_NOT_AUTHORIZED', /sufficient permissions/);
+    expect(renamed.body.details[2].reason).toBe('only the root quorum can run ACTIVITY_TYPE_UPDATE_ORGANIZATION_NAME');
     // Reads are not policy-governed: the plain user may query its organization.
     const me = await sdkServerClient(sigil, key).getWhoami({});
     expect(me.userId).toBe(userIds[0]);

@@ -22,7 +22,7 @@ import { WebauthnStamper } from '@turnkey/webauthn-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
-import { smtpEnv, startInbox, type Inbox, type Mail } from '../helpers/mail.js';
+import { bundleIn, parse, smtpEnv, startInbox, type Inbox, type Mail, type Parsed } from '../helpers/mail.js';
 import { SoftwareAuthenticator, installNavigator } from '../helpers/software-authenticator.js';
 
 let mail: Inbox;
@@ -43,45 +43,6 @@ afterAll(async () => {
   await mail?.close();
 });
 
-/** A received mail: its (unfolded) headers and its decoded plain-text body. */
-interface Parsed {
-  headers: Record<string, string>;
-  headerNames: string[];
-  text: string;
-}
-
-/** RFC 2047 encoded words (nodemailer encodes a subject holding `=`, `?` or `_` this way). */
-function decodeWords(value: string): string {
-  return value.replace(/=\?UTF-8\?([QB])\?([^?]*)\?=(\s+(?==\?))?/gi, (_m, enc: string, data: string) => {
-    if (enc.toUpperCase() === 'B') return Buffer.from(data, 'base64').toString('utf8');
-    const bytes = data.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_x, h: string) => String.fromCharCode(parseInt(h, 16)));
-    return Buffer.from(bytes, 'latin1').toString('utf8');
-  });
-}
-
-function parse(raw: string): Parsed {
-  const split = raw.indexOf('\r\n\r\n');
-  const head = raw.slice(0, split).replace(/\r\n(?=[ \t])/g, '');
-  const body = raw.slice(split + 4);
-  const headers: Record<string, string> = {};
-  const headerNames: string[] = [];
-  for (const line of head.split('\r\n')) {
-    const i = line.indexOf(':');
-    const name = line.slice(0, i).toLowerCase();
-    headerNames.push(name);
-    headers[name] = decodeWords(line.slice(i + 1).trim());
-  }
-  const encoding = (headers['content-transfer-encoding'] ?? '7bit').toLowerCase();
-  let text = body;
-  if (encoding === 'quoted-printable') {
-    const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
-    text = Buffer.from(bytes, 'latin1').toString('utf8');
-  } else if (encoding === 'base64') {
-    text = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  }
-  return { headers, headerNames, text: text.replace(/\r\n/g, '\n') };
-}
-
 /** The first mail to `to` after the first `already`, parsed. */
 async function mailTo(to: string, already: number): Promise<Mail & Parsed> {
   const m = await mail.next(to, already);
@@ -89,13 +50,6 @@ async function mailTo(to: string, already: number): Promise<Mail & Parsed> {
 }
 
 const mailsTo = (to: string) => mail.count(to);
-
-/** The credential bundle in a mail's text (base58check, on a line of its own after the colon). */
-function bundleIn(text: string): string {
-  const m = /credential to [^\n]*:\n\n([1-9A-HJ-NP-Za-km-z]{80,200})\n/.exec(text);
-  if (!m) throw new Error(`no bundle in mail:\n${text}`);
-  return m[1];
-}
 
 /** Opens a bundle with the target key and answers the API key it carries. */
 function openBundle(bundle: string, target: { privateKey: string }): KeyPair {
@@ -373,7 +327,7 @@ describe('email_auth refusals', () => {
     const sent = mail.mails.length;
     await expect(
       sdkServerClient(sigil, key).emailAuth({ email: 'ivan@example.com', targetPublicKey: generateP256KeyPair().publicKey, emailCustomization: APP }),
-    ).rejects.toThrow(/request not authorized: no policy allows ACTIVITY_TYPE_EMAIL_AUTH_V3/);
+    ).rejects.toThrow(/sufficient permissions.*no policy allows ACTIVITY_TYPE_EMAIL_AUTH_V3/);
     expect(await dbSnapshot(sigil)).toEqual(before);
     expect(mail.mails.length).toBe(sent);
   });
@@ -438,10 +392,10 @@ describe('email recovery', () => {
     const before = await dbSnapshot(sigil);
     // Another user's own key, for ken: no policy allows it.
     await expect(sdkServerClient(sigil, otherKey).recoverUser({ userId: ken, authenticator: registration('x').params })).rejects.toThrow(
-      /request not authorized: no policy allows ACTIVITY_TYPE_RECOVER_USER/,
+      /sufficient permissions.*no policy allows ACTIVITY_TYPE_RECOVER_USER/,
     );
     // Ken's recovery key, for another user.
-    await expect(sdkServerClient(sigil, key).recoverUser({ userId: other, authenticator: registration('y').params })).rejects.toThrow(/request not authorized/);
+    await expect(sdkServerClient(sigil, key).recoverUser({ userId: other, authenticator: registration('y').params })).rejects.toThrow(/sufficient permissions/);
     // A bad attestation (the challenge is not the one signed).
     const bad = registration('z').params;
     await expect(sdkServerClient(sigil, key).recoverUser({ userId: ken, authenticator: { ...bad, challenge: randomBytes(32).toString('base64url') } })).rejects.toThrow(

@@ -270,7 +270,7 @@ describe('OTP refusals', () => {
     });
     expect(userIds).toHaveLength(1);
     const sent = mail.mails.length;
-    await expect(sdkServerClient(sigil, key).initOtp({ otpType: 'OTP_TYPE_EMAIL', contact: 'h@example.com', appName: 'x' })).rejects.toThrow(/request not authorized/);
+    await expect(sdkServerClient(sigil, key).initOtp({ otpType: 'OTP_TYPE_EMAIL', contact: 'h@example.com', appName: 'x' })).rejects.toThrow(/sufficient permissions/);
     expect(mail.mails.length).toBe(sent);
   });
 });

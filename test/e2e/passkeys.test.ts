@@ -156,7 +156,7 @@ describe('passkeys', () => {
     const byOther = await passkeyPost(rsa, 'submit/create_wallet', walletBody('by the other passkey'));
     // The API key has no credential_id, so the consensus cannot hold for it: no policy allows.
     expect(byKey.status).toBe(403);
-    expect(byKey.body.message).toMatch(/no policy allows ACTIVITY_TYPE_CREATE_WALLET/);
+    expect(byKey.body.details[2].reason).toMatch(/no policy allows ACTIVITY_TYPE_CREATE_WALLET/);
     // The other passkey is a passkey, but not this one: the activity waits for an approval that would satisfy it.
     expect(byOther.status).toBe(200);
     expect(byOther.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');

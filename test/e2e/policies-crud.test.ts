@@ -216,9 +216,10 @@ describe('policies', () => {
     expectInvalid(await update({ policyConsensus: '' }), /^invalid policy consensus: 1:1: empty expression/);
     expectInvalid(await update({ policyName: '' }), /policyName must not be empty/);
 
-    // The legacy selector-based type is not accepted on this path.
+    // The legacy selector-based type is accepted (test/e2e/older-activity-versions.test.ts), but a
+    // policy without selectors, which would apply to everything, is not.
     const legacy = await submit('create_policy', 'ACTIVITY_TYPE_CREATE_POLICY_V2', { policyName: 'x', selectors: [], effect: 'EFFECT_ALLOW' });
-    expectInvalid(legacy, /invalid activity type/);
+    expectInvalid(legacy, /^selectors must list at least one selector/);
 
     expect(await dbSnapshot(sigil)).toEqual(before);
   });

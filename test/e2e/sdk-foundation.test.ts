@@ -62,7 +62,7 @@ describe('official SDKs against Sigil', () => {
 
     // A non-root user is refused every activity until the policy engine exists: a clear 403.
     await expect(asAlice.updateUserName({ userId: created.userIds[0], userName: 'mallory' })).rejects.toThrow(
-      /Turnkey error 7: request not authorized/,
+      /Turnkey error 7: You don't have sufficient permissions to take this action/,
     );
     const user = await api.getUser({ userId: created.userIds[0] });
     expect(user.user.userName).toBe('alice');

@@ -117,7 +117,7 @@ describe('create_read_write_session', () => {
       { key: bob.key },
     );
     expect(other.status).toBe(403);
-    expect(other.body.message).toMatch(/no policy allows ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2/);
+    expect(other.body.details[2].reason).toMatch(/no policy allows ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2/);
     expect(await dbSnapshot(sigil)).toEqual(before);
   });
 

@@ -1,7 +1,7 @@
 // Sub-organizations through @turnkey/sdk-server: a parent creates one with a root user, an API key
 // and a wallet; that key works in the sub-organization; the parent reads it but cannot write to it;
 // list_suborgs finds it by name, email and public key; deletion needs the sub-organization's own root
-// user and exported keys (or deleteWithoutExport).
+// user and exported keys (or deleteWithoutExport), and its answer shows the voter it deleted in full.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
@@ -63,10 +63,43 @@ describe('sub-organizations', () => {
     const byParent = await rawPost(`${sigil.url}/public/v1/submit/delete_sub_organization`, activityBody(subId, 'ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION', {}), { key: sigil.root });
     expect(byParent.status).toBe(403);
     await expect(user.deleteSubOrganization({})).rejects.toThrow(/never exported/);
+    // A change to the voter just before (so no earlier answer has shown it as it now is).
+    await user.updateUserName({ userId: created.rootUserIds[0], userName: 'end user, leaving' });
     const deleted = await user.deleteSubOrganization({ deleteWithoutExport: true });
     expect(deleted.subOrganizationUuid).toBe(subId);
+    // The deletion took its voter with it: the vote still shows the voter as it was (a full v1User).
+    expect(deleted.activity.votes).toHaveLength(1);
+    expect(deleted.activity.votes[0].user).toEqual({
+      userId: created.rootUserIds[0],
+      userName: 'end user, leaving',
+      userEmail: 'end@example.com',
+      authenticators: [],
+      apiKeys: [expect.objectContaining({ apiKeyName: 'device', credential: expect.objectContaining({ publicKey: k.publicKey }) })],
+      userTags: [],
+      oauthProviders: [],
+      createdAt: { seconds: expect.any(String), nanos: expect.any(String) },
+      updatedAt: { seconds: expect.any(String), nanos: expect.any(String) },
+      mfaPolicies: [],
+    });
     expect((await parent.getSubOrgIds({})).organizationIds).not.toContain(subId);
     await expect(sdkServerClient(sigil, key, subId).getWhoami({})).rejects.toThrow(/no organization found/);
+  });
+
+  it('a vote whose voter was deleted since still carries a complete user record', async () => {
+    const root = sdkServerClient(sigil);
+    const k = generateP256KeyPair();
+    const { userIds } = await root.createUsers({
+      users: [{ userName: 'leaver', apiKeys: [{ apiKeyName: 'k', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    // Users manage their own keys without a policy: the leaver votes on its own activity.
+    const own = await sdkServerClient(sigil, { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey }).createApiKeys({
+      userId: userIds[0],
+      apiKeys: [{ apiKeyName: 'second', publicKey: generateP256KeyPair().publicKey, curveType: 'API_KEY_CURVE_P256' }],
+    });
+    await root.deleteUsers({ userIds });
+    const { activity } = await root.getActivity({ activityId: own.activity.id });
+    expect(activity.votes[0].user).toMatchObject({ userId: userIds[0], userName: '', authenticators: [], apiKeys: [], userTags: [], oauthProviders: [], mfaPolicies: [] });
+    expect(activity.votes[0].user.createdAt).toEqual(activity.votes[0].createdAt);
   });
 
   it('refuses a threshold above the number of root users', async () => {

@@ -3,11 +3,18 @@
 import { Turnkey } from '@turnkey/sdk-server';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import { generateP256KeyPair } from '@turnkey/crypto';
 import type { SigilInstance } from './sigil.js';
 
 export interface KeyPair {
   apiPublicKey: string;
   apiPrivateKey: string;
+}
+
+/** A fresh P-256 API key pair as @turnkey/crypto makes it (compressed public key hex, private key hex). */
+export function newKey(): KeyPair {
+  const k = generateP256KeyPair();
+  return { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
 }
 
 export function sdkServerClient(sigil: SigilInstance, key: KeyPair = sigil.root, organizationId = sigil.root.organizationId) {

@@ -72,3 +72,49 @@ export function codeIn(mail: Mail): string {
   if (!m) throw new Error(`no code in mail:\n${mail.raw}`);
   return m[1];
 }
+
+/** A received mail: its (unfolded) headers and its decoded plain-text body. */
+export interface Parsed {
+  headers: Record<string, string>;
+  headerNames: string[];
+  text: string;
+}
+
+/** RFC 2047 encoded words (nodemailer encodes a subject holding `=`, `?` or `_` this way). */
+function decodeWords(value: string): string {
+  return value.replace(/=\?UTF-8\?([QB])\?([^?]*)\?=(\s+(?==\?))?/gi, (_m, enc: string, data: string) => {
+    if (enc.toUpperCase() === 'B') return Buffer.from(data, 'base64').toString('utf8');
+    const bytes = data.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_x, h: string) => String.fromCharCode(parseInt(h, 16)));
+    return Buffer.from(bytes, 'latin1').toString('utf8');
+  });
+}
+
+export function parse(raw: string): Parsed {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split).replace(/\r\n(?=[ \t])/g, '');
+  const body = raw.slice(split + 4);
+  const headers: Record<string, string> = {};
+  const headerNames: string[] = [];
+  for (const line of head.split('\r\n')) {
+    const i = line.indexOf(':');
+    const name = line.slice(0, i).toLowerCase();
+    headerNames.push(name);
+    headers[name] = decodeWords(line.slice(i + 1).trim());
+  }
+  const encoding = (headers['content-transfer-encoding'] ?? '7bit').toLowerCase();
+  let text = body;
+  if (encoding === 'quoted-printable') {
+    const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    text = Buffer.from(bytes, 'latin1').toString('utf8');
+  } else if (encoding === 'base64') {
+    text = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  }
+  return { headers, headerNames, text: text.replace(/\r\n/g, '\n') };
+}
+
+/** The credential bundle in a mail's text (base58check, on a line of its own after the colon). */
+export function bundleIn(text: string): string {
+  const m = /credential to [^\n]*:\n\n([1-9A-HJ-NP-Za-km-z]{80,200})\n/.exec(text);
+  if (!m) throw new Error(`no bundle in mail:\n${text}`);
+  return m[1];
+}

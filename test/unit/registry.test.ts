@@ -1,8 +1,9 @@
 // The operation registry: start-up checks hold (unique paths and types, every bearer secret the schema
 // can carry declared secret), every operation's resource and action is turnkey-semantics.md §1.3's
 // (test/vectors/activity-resources.json, with the deliberate departures listed there and in the
-// README), and every declared operation is exercised by at least one test (by its path or the
-// official SDK method that calls it).
+// README), the activities a parent organization may submit for a sub-organization are the README's
+// list, and every declared operation is exercised by at least one test (by its path or the official
+// SDK method that calls it).
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,6 +148,24 @@ describe('registry', () => {
       expect(documented[kind], kind).toBeUndefined();
       expect(kinds.has(kind), kind).toBe(true);
     }
+  });
+
+  it('a parent organization submits for its sub-organizations exactly the authentication activities the README lists', () => {
+    const paths = [...registry.activities.values()].filter((d) => d.parentOrganizationMaySubmit).map((d) => d.path).sort();
+    expect(paths).toEqual([
+      'create_oauth_providers',
+      'email_auth',
+      'init_otp',
+      'init_otp_auth',
+      'init_user_email_recovery',
+      'oauth',
+      'oauth_login',
+      'otp_auth',
+      'otp_login',
+      'verify_otp',
+    ]);
+    // Only social linking carries a condition of its own.
+    expect(typeof registry.activities.get('create_oauth_providers')!.parentOrganizationMaySubmit).toBe('function');
   });
 
   it('every operation has a test', () => {
