@@ -112,6 +112,8 @@ export class GroupCommit<R> {
       bind: (trx: Kysely<Database>, pendingAudit: PendingAuditEntry[]) => R;
       /** Resolves once what was committed is on disk (SQLite's WalSync); units hear of it only then. */
       durable?: () => Promise<void>;
+      /** The sync of the log now running, if any (SQLite's WalSync). */
+      syncing?: () => Promise<void> | undefined;
     },
   ) {}
 
@@ -128,7 +130,14 @@ export class GroupCommit<R> {
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+      while (this.queue.length > 0) {
+        // While the log is being synced, units gather for the next group instead of committing in
+        // small groups: each would wait for the sync after the running one anyway, so a unit is
+        // answered no later, and one large commit writes the log's pages once for the whole group.
+        const syncing = this.opts.syncing?.();
+        if (syncing) await syncing.catch(() => undefined);
+        await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+      }
     } finally {
       this.running = false;
     }

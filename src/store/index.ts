@@ -165,7 +165,7 @@ export class Store {
     private readonly checkpointer: { stop(): Promise<void> } | undefined,
   ) {
     this.repos = bind(db);
-    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined });
+    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
     this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 

@@ -75,10 +75,12 @@ export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.
 
 /**
  * PostgreSQL: `size` connections of the hot path's own, opened on first use; each statement goes to
- * the one with the fewest statements waiting (node-postgres sends one at a time per connection).
+ * the one with the fewest statements waiting. node-postgres sends one statement at a time per
+ * connection and deprecates queueing a second on a busy client, so each connection keeps its own
+ * queue (`tail`): a statement starts when the one before it on that connection has finished.
  */
 export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size: number): RawDb {
-  const connections: { client: Promise<pg.Client>; waiting: number }[] = [];
+  const connections: { client: Promise<pg.Client>; waiting: number; tail: Promise<unknown> }[] = [];
   const open = () => {
     const client = new pg.Client(config);
     // A connection that fails is dropped, and the next statement opens a new one.
@@ -86,7 +88,7 @@ export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size:
       const i = connections.findIndex((c) => c.client === entry.client);
       if (i >= 0) connections.splice(i, 1);
     });
-    const entry = { client: client.connect().then(() => client), waiting: 0 };
+    const entry = { client: client.connect().then(() => client), waiting: 0, tail: Promise.resolve() as Promise<unknown> };
     entry.client.catch(() => {
       const i = connections.indexOf(entry);
       if (i >= 0) connections.splice(i, 1);
@@ -100,12 +102,21 @@ export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size:
       let entry = connections.reduce<(typeof connections)[number] | undefined>((best, c) => (!best || c.waiting < best.waiting ? c : best), undefined);
       if (!entry || (entry.waiting > 0 && connections.length < size)) entry = open();
       entry.waiting++;
-      try {
+      const chosen = entry;
+      const run = chosen.tail.then(async () => {
         stats.roundTrips++;
-        const res = await (await entry.client).query({ name: s.name, text: s.postgres, values: params });
+        const res = await (await chosen.client).query({ name: s.name, text: s.postgres, values: params });
         return res.rows as R[];
+      });
+      // The queue continues whether this statement succeeds or fails.
+      chosen.tail = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        return await run;
       } finally {
-        entry.waiting--;
+        chosen.waiting--;
       }
     },
     async close() {

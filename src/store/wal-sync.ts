@@ -40,6 +40,11 @@ export class WalSync {
     return last ? last.catch(() => undefined) : Promise.resolve();
   }
 
+  /** The sync now running, if any. */
+  inFlight(): Promise<void> | undefined {
+    return this.running;
+  }
+
   private start(): Promise<void> {
     this.next = undefined;
     const run = (async () => {
