@@ -8,7 +8,7 @@
 # Build: install everything (the prepare script compiles TypeScript into dist/), then drop the
 # development dependencies. A C++ toolchain is there for native modules (better-sqlite3,
 # secp256k1) that build from source when no prebuilt binary can be fetched.
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -17,7 +17,7 @@ COPY . .
 RUN npm install --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
 # Run: compiled code and production dependencies only, as the unprivileged `node` user.
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     SIGIL_DATA_DIR=/data \
     SIGIL_HOST=0.0.0.0

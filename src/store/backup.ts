@@ -5,7 +5,8 @@
 // SQLite's own locks, not of a pid file that a killed process would leave behind.
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3Type from 'better-sqlite3';
+import BetterSqlite3 from './sqlite-driver.js';
 import { sqliteFile } from './db.js';
 
 export { sqliteFile } from './db.js';
@@ -24,7 +25,7 @@ function fsyncPath(path: string): void {
  * table); throws naming what is wrong.
  */
 export function checkSqliteFile(file: string): void {
-  let db: BetterSqlite3.Database;
+  let db: BetterSqlite3Type.Database;
   try {
     db = new BetterSqlite3(file, { fileMustExist: true });
   } catch (err) {
@@ -80,7 +81,7 @@ export async function backupSqlite(dataDir: string, out: string): Promise<{ byte
  * process (a running `sigil serve`, a backup) has it open. While the returned connection is open
  * nobody else can use the database; closing it checkpoints and removes the write-ahead log.
  */
-function lockExclusively(file: string): BetterSqlite3.Database | 'busy' {
+function lockExclusively(file: string): BetterSqlite3Type.Database | 'busy' {
   const db = new BetterSqlite3(file, { fileMustExist: true, timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');

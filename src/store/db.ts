@@ -4,7 +4,8 @@
 // in that schema (created if missing), so several deployments or test runs can share one database.
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3Type from 'better-sqlite3';
+import BetterSqlite3 from './sqlite-driver.js';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
@@ -69,7 +70,7 @@ export interface OpenedDatabase {
   /** The hot path's prepared statements (src/store/raw.ts). */
   raw: RawDb;
   /** SQLite: the connection Kysely writes through (grouped commits use it under Kysely's lock). */
-  sqliteWriter?: BetterSqlite3.Database;
+  sqliteWriter?: BetterSqlite3Type.Database;
   /** SQLite: makes commits durable off the event loop (src/store/wal-sync.ts). */
   walSync?: WalSync;
   /** SQLite: the checkpointing worker, stopped on close. */
@@ -86,9 +87,9 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
  * Kysely prepares every query it runs; preparing costs more than running a small query, and
  * Kysely emits the same SQL text for the same query shape, so prepared statements are reused.
  */
-function cacheStatements(database: BetterSqlite3.Database, max = 1000): void {
+function cacheStatements(database: BetterSqlite3Type.Database, max = 1000): void {
   const prepare = database.prepare.bind(database);
-  const statements = new Map<string, BetterSqlite3.Statement>();
+  const statements = new Map<string, BetterSqlite3Type.Statement>();
   database.prepare = ((source: string) => {
     let stmt = statements.get(source);
     if (!stmt) {

@@ -11,7 +11,7 @@
 // fsyncs) run on a worker thread, not on a commit.
 import { open, type FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
+import { sqliteDriverPath } from './sqlite-driver.js';
 
 export class WalSync {
   private handle: Promise<FileHandle> | undefined;
@@ -70,8 +70,7 @@ export class WalSync {
  * never waits for readers or writers), so no commit on the event loop pays for one.
  */
 export function startCheckpointer(file: string, intervalMs = 1000): { stop(): Promise<void> } {
-  const require = createRequire(import.meta.url);
-  const driver = require.resolve('better-sqlite3');
+  const driver = sqliteDriverPath;
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const Database = require(workerData.driver);

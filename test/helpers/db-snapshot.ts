@@ -1,7 +1,7 @@
 // Reads every row of every Sigil table but the append-only audit log (audit_log, audit_entries,
 // audit_checkpoints: refusals are recorded there by design) straight from the database (SQLite file or PostgreSQL
 // schema), so tests can prove that a refused request changed nothing at all.
-import BetterSqlite3 from 'better-sqlite3';
+import BetterSqlite3 from '../../src/store/sqlite-driver.js';
 import pg from 'pg';
 import { join } from 'node:path';
 import { expect } from 'vitest';
