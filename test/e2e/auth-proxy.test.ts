@@ -83,6 +83,17 @@ async function usageSignature(key: KeyPair, usage: Record<string, unknown>) {
 const signupSignature = (key: KeyPair, token: string, contact: Record<string, string>) =>
   usageSignature(key, { signupV2: contact, tokenId: decode(token).id, type: 'USAGE_TYPE_SIGNUP' });
 
+/** @turnkey/core's signup for an email with a key-bound verification token, as an app sends it. */
+const signupWithEmail = async (key: KeyPair, token: string, email: string) =>
+  core().proxySignupV2({
+    userEmail: email,
+    verificationToken: token,
+    apiKeys: [],
+    authenticators: [],
+    oauthProviders: [],
+    clientSignature: await signupSignature(key, token, { email }),
+  } as never);
+
 const attestedHeader = attestedStampHeader;
 
 /** stamp_login exactly as @turnkey/core's loginWithOtp submits it: the parent's id, attested stamp only. */
@@ -142,16 +153,7 @@ describe('auth proxy: OTP signup and login through @turnkey/core', () => {
     const again = await attestedLogin(newKey(), token);
     expect(again.status).toBe(401);
     const before = await dbSnapshot(sigil);
-    await expect(
-      core().proxySignupV2({
-        userEmail: email,
-        verificationToken: token,
-        apiKeys: [],
-        authenticators: [],
-        oauthProviders: [],
-        clientSignature: await signupSignature(key, token, { email }),
-      } as never),
-    ).rejects.toThrow(/already been used/);
+    await expect(signupWithEmail(key, token, email)).rejects.toThrow(/already been used/);
     const reLogin = await attestedLogin(key, token);
     expect(reLogin.body.message).toMatch(/already been used/);
     expect(await dbSnapshot(sigil)).toEqual(before);
@@ -294,14 +296,7 @@ describe('auth proxy refusals', () => {
     const email = 'frank@example.com';
     const key = newKey();
     const token = await verifiedToken(email, key);
-    await core().proxySignupV2({
-      userEmail: email,
-      verificationToken: token,
-      apiKeys: [],
-      authenticators: [],
-      oauthProviders: [],
-      clientSignature: await signupSignature(key, token, { email }),
-    } as never);
+    await signupWithEmail(key, token, email);
     const before = await dbSnapshot(sigil);
 
     const otherKey = newKey();
