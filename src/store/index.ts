@@ -33,6 +33,7 @@ import { RateLimitsRepo } from './repositories/rate-limits.js';
 import { QuotasRepo } from './repositories/quotas.js';
 import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
+import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -57,6 +58,7 @@ export type { BucketRequest, BucketState } from './repositories/rate-limits.js';
 export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
+export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -93,6 +95,7 @@ export interface Repositories {
   quotas: QuotasRepo;
   otps: OtpsRepo;
   authProxyConfigs: AuthProxyConfigsRepo;
+  velocityControls: VelocityControlsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -132,6 +135,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     quotas: new QuotasRepo(db),
     otps: new OtpsRepo(db),
     authProxyConfigs: new AuthProxyConfigsRepo(db),
+    velocityControls: new VelocityControlsRepo(db),
   };
 }
 
