@@ -141,7 +141,10 @@ describe('the endpoints', () => {
     ['an unknown activity type', { ...base, dataSource: { activityExecution: { filter: { activity: [{ activityType: 'ACTIVITY_TYPE_FLY' }] } } } }, /activity\[0\]\.activityType: "ACTIVITY_TYPE_FLY" is not an activity type/],
     ['an empty activity filter', { ...base, dataSource: { activityExecution: { filter: { activity: [] } } } }, /must list at least one activity type/],
     ['two data sources', { ...base, dataSource: { activityExecution: {}, chainAssetTransfer: { definition: [] } } }, /dataSource: must set exactly one of chainAssetTransfer, activityExecution/],
-    ['asset transfers (not measured yet)', { ...base, dataSource: { chainAssetTransfer: { definition: [{ caip19: 'eip155:1/slip44:60', decimals: '18' }] } } }, /asset transfers are not measured by this Sigil yet/],
+    ['an asset not measured yet (an ERC-20 token)', { ...base, aggregation: aggregation({ method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM' }), dataSource: { chainAssetTransfer: { definition: [{ caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: '6' }] } } }, /definition\[0\]\.caip19: .*measures Ethereum native value only/],
+    ['ether with 6 decimals', { ...base, aggregation: aggregation({ method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM' }), dataSource: { chainAssetTransfer: { definition: [{ caip19: 'eip155:1/slip44:60', decimals: '6' }] } } }, /definition\[0\]\.decimals: ether has 18 decimals, got "6"/],
+    ['no assets', { ...base, aggregation: aggregation({ method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM' }), dataSource: { chainAssetTransfer: { definition: [] } } }, /definition: must list at least one asset/],
+    ['the reserved submission phase', { ...base, aggregation: aggregation({ method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM' }), dataSource: { chainAssetTransfer: { definition: [{ caip19: 'eip155:1/slip44:60', decimals: '18' }], phase: { submission: {} } } } }, /phase\.submission: is reserved/],
     ['an empty name', { ...base, name: ' ' }, /name must not be empty/],
   ];
   for (const [what, parameters, message] of refusals) {

@@ -6,7 +6,8 @@
 // clock is moved through the test-only clock file, never by sleeping); every operator, a fractional
 // threshold, each group-by (organization, user, wallet, and an activity without a wallet), the
 // infinite window; an activity held for consensus counts when it executes, a rejected one never;
-// a control gone from under a policy fails closed.
+// a control gone from under a policy fails closed; a SUM of Ethereum native value (chainAssetTransfer
+// eip155:1/slip44:60) stops the @turnkey/viem transaction that would cross it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { serveAnother, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { execSql } from '../helpers/db-snapshot.js';
+import { createAccount } from '@turnkey/viem';
+import { parseEther, recoverTransactionAddress } from 'viem';
 
 const DAY = 86_400;
 let clockDir: string;
@@ -257,5 +260,74 @@ describe('a control gone from under a policy', () => {
     expect(policyEvaluations).toEqual([]);
     await api.deletePolicy({ policyId: policy });
     expect(await outcome(sign(u.client, wallets.a))).toBe('ok');
+  });
+});
+
+describe('chainAssetTransfer: Ethereum native value', () => {
+  it('a SUM of ether per wallet over a rolling day stops the @turnkey/viem transaction that would cross it', async () => {
+    const u = await newUser('ether sender');
+    const created = await root.createVelocityControl({
+      type: 'ACTIVITY_TYPE_CREATE_VELOCITY_CONTROL',
+      timestampMs: String(Date.now()),
+      organizationId: org,
+      parameters: {
+        name: '1.5 ether a day per wallet',
+        identifier: 'daily_eth',
+        dataSource: { chainAssetTransfer: { definition: [{ caip19: 'eip155:1/slip44:60', decimals: '18' }] } },
+        aggregation: {
+          method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM',
+          operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL',
+          threshold: '1.5',
+          window: { rolling: { duration: String(DAY) } },
+          groupBy: { wallet: {} },
+        },
+      },
+    });
+    const id = created.activity.result.createVelocityControlResult!.velocityControlId;
+    const { velocityControl } = await root.getVelocityControl({ organizationId: org, velocityControlId: id });
+    // The phase the client left out is shown as the one Sigil measures at: signature.
+    expect(velocityControl.dataSource).toEqual({ chainAssetTransfer: { definition: [{ caip19: 'eip155:1/slip44:60', decimals: '18' }], phase: { signature: {} } } });
+    const policy = await limit('daily_eth', "activity.kind == 'SIGN_TRANSACTION' && !controls.daily_eth");
+
+    let nonce = 0;
+    const tx = (value: bigint, chainId = 1) => ({
+      type: 'eip1559' as const,
+      chainId,
+      nonce: nonce++,
+      to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const,
+      value,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 21_000n,
+    });
+    const accountA = await createAccount({ client: u.client, organizationId: org, signWith: wallets.a });
+    const accountB = await createAccount({ client: u.client, organizationId: org, signWith: wallets.b });
+    const send = async (account: typeof accountA, t: ReturnType<typeof tx>) => {
+      try {
+        const signed = await account.signTransaction(t);
+        expect(await recoverTransactionAddress({ serializedTransaction: signed as never })).toBe(account.address);
+        return 'ok';
+      } catch (err) {
+        return /policy engine denied request explicitly/.test(String((err as Error).message)) ? 'denied' : String(err);
+      }
+    };
+    expect(await send(accountA, tx(parseEther('0.5')))).toBe('ok');
+    expect(await send(accountA, tx(parseEther('0.5')))).toBe('ok');
+    // 1.6 would cross 1.5; 1.5 exactly is within LESS_THAN_OR_EQUAL; then one more wei is too much.
+    expect(await send(accountA, tx(parseEther('0.6')))).toBe('denied');
+    expect(await send(accountA, tx(parseEther('0.5')))).toBe('ok');
+    expect(await send(accountA, tx(1n))).toBe('denied');
+    // Not counted: another chain, and a transaction sending no ether (a contract call).
+    expect(await send(accountA, tx(parseEther('2'), 5))).toBe('ok');
+    expect(await send(accountA, tx(0n))).toBe('ok');
+    // Another wallet has a day of its own.
+    expect(await send(accountB, tx(parseEther('1.5')))).toBe('ok');
+    expect(await send(accountB, tx(parseEther('0.1')))).toBe('denied');
+    // The day rolls over.
+    setClock(DAY + Math.floor(DAY / 100) + 1);
+    expect(await send(accountA, tx(parseEther('1.5')))).toBe('ok');
+    expect(await send(accountA, tx(1n))).toBe('denied');
+    setClock(0);
+    await drop(policy, id);
   });
 });

@@ -7,11 +7,15 @@
 // - `identifier` is an identifier of the policy language (`[A-Za-z_][A-Za-z0-9_]*`, at most 64
 //   characters, not `true`, `false` or `in`), unique in the organization, so `controls.<identifier>`
 //   parses; `name` is a non-empty label of at most 256 characters.
-// - `dataSource` names exactly one source. Sigil measures `activityExecution` (COUNT of executed
-//   activities, optionally of the listed types: each listed type stands for every version of it, as
-//   `activity.kind` does, so an older type value cannot slip past a limit). `chainAssetTransfer` is
-//   refused until transfers are recorded: a SUM that never grows would be a limit that never holds.
-// - `aggregation`: `method` COUNT for activityExecution; `operator` one of the five; `threshold` a
+// - `dataSource` names exactly one source. `activityExecution`: COUNT of executed activities,
+//   optionally of the listed types (each listed type stands for every version of it, as
+//   `activity.kind` does, so an older type value cannot slip past a limit). `chainAssetTransfer`:
+//   the transfers signed activities authorize; Sigil measures Ethereum native value so far
+//   (`eip155:<chainId>/slip44:60`, decimals "18", from the `eth.tx` of `sign_transaction`), and
+//   refuses other assets rather than accept a limit it would never count toward; `phase` may be
+//   `signature` (the default: measured when Sigil signs), not the reserved `submission`.
+// - `aggregation`: `method` COUNT for activityExecution, SUM (amounts in the asset's whole units,
+//   so "10" is 10 ether) or COUNT (transfers) for chainAssetTransfer; `operator` one of the five; `threshold` a
 //   non-negative decimal string of at most 38 digits, at most 18 of them after the point; `window`
 //   exactly one of `rolling {duration}` (whole seconds, 1 to 10 years) and `infinite`; `groupBy`
 //   exactly one of `organization`, `user`, `wallet`.
@@ -52,10 +56,20 @@ const DURATION = /^[1-9][0-9]{0,9}$/;
 
 export type GroupBy = 'organization' | 'user' | 'wallet';
 
+/** Ethereum native value on one chain, the asset Sigil measures transfers of (CAIP-19). */
+const ETH_NATIVE = /^eip155:([1-9][0-9]{0,19})\/slip44:60$/;
+
+/** What a control measures. */
+export type ControlSource =
+  | { kind: 'activityExecution' }
+  /** Ethereum native value sent on the listed chain ids; SUM in wei (= whole ether × 10^18), or COUNT of transfers. */
+  | { kind: 'chainAssetTransfer'; chainIds: ReadonlySet<bigint>; method: 'SUM' | 'COUNT' };
+
 /** A control as the engine uses it: parsed once from its row. */
 export interface VelocityControl {
   id: string;
   identifier: string;
+  source: ControlSource;
   /** Activity kinds (`SIGN_RAW_PAYLOAD`) that count; undefined: every activity. */
   kinds?: ReadonlySet<string>;
   operator: Operator;
@@ -124,13 +138,18 @@ export function checkControlIntent(p: Json, knownTypes: ReadonlySet<string>): Om
     );
   }
   checkName(String(p.name ?? ''), 'name');
-  const source = oneOf(p.dataSource, 'dataSource', ['chainAssetTransfer', 'activityExecution']);
-  if (source === 'chainAssetTransfer') {
-    throw refuse('dataSource.chainAssetTransfer', 'asset transfers are not measured by this Sigil yet; only activityExecution controls can be created');
-  }
-  const types = checkActivityFilter((p.dataSource as Json).activityExecution && ((p.dataSource as Json).activityExecution as Json).filter, 'dataSource.activityExecution.filter', knownTypes);
+  const sourceName = oneOf(p.dataSource, 'dataSource', ['chainAssetTransfer', 'activityExecution']);
+  const sourceBody = (p.dataSource as Json)[sourceName] as Json;
+  if (!isObject(sourceBody)) throw refuse(`dataSource.${sourceName}`, 'must be an object');
+  const types = checkActivityFilter(sourceBody.filter, `dataSource.${sourceName}.filter`, knownTypes);
   const a = p.aggregation as Json;
-  if (a.method !== COUNT) throw refuse('aggregation.method', `${JSON.stringify(a.method)}: an activityExecution source is counted (${COUNT})`);
+  let source: ControlSource;
+  if (sourceName === 'activityExecution') {
+    if (a.method !== COUNT) throw refuse('aggregation.method', `${JSON.stringify(a.method)}: an activityExecution source is counted (${COUNT})`);
+    source = { kind: 'activityExecution' };
+  } else {
+    source = checkAssetTransfer(sourceBody, a.method);
+  }
   if (!OPERATORS.includes(a.operator as Operator)) throw refuse('aggregation.operator', `must be one of ${OPERATORS.join(', ')}`);
   const threshold = parseThreshold(a.threshold);
   const window = oneOf(a.window, 'aggregation.window', ['rolling', 'infinite']);
@@ -149,6 +168,7 @@ export function checkControlIntent(p: Json, knownTypes: ReadonlySet<string>): Om
   return {
     identifier: p.identifier,
     name: String(p.name),
+    source,
     kinds: types ? new Set(types.map(activityKind)) : undefined,
     operator: a.operator as Operator,
     threshold,
@@ -157,16 +177,53 @@ export function checkControlIntent(p: Json, knownTypes: ReadonlySet<string>): Om
   };
 }
 
+/** A chainAssetTransfer source Sigil measures: Ethereum native value only, for now. */
+function checkAssetTransfer(body: Json, method: unknown): ControlSource {
+  const field = 'dataSource.chainAssetTransfer';
+  if (method !== SUM && method !== COUNT) throw refuse('aggregation.method', `must be ${SUM} or ${COUNT}`);
+  const definition = body.definition;
+  if (!Array.isArray(definition) || definition.length === 0) throw refuse(`${field}.definition`, 'must list at least one asset');
+  const chainIds = new Set<bigint>();
+  definition.forEach((d, i) => {
+    const caip19 = isObject(d) ? d.caip19 : undefined;
+    const m = typeof caip19 === 'string' ? ETH_NATIVE.exec(caip19) : null;
+    if (!m) {
+      throw refuse(
+        `${field}.definition[${i}].caip19`,
+        `${JSON.stringify(String(caip19).slice(0, 80))}: this Sigil measures Ethereum native value only (eip155:<chainId>/slip44:60); a limit on an asset it does not measure would never hold`,
+      );
+    }
+    if ((d as Json).decimals !== '18') throw refuse(`${field}.definition[${i}].decimals`, `ether has 18 decimals, got ${JSON.stringify((d as Json).decimals)}`);
+    if (chainIds.has(BigInt(m[1]))) throw refuse(`${field}.definition[${i}].caip19`, `${caip19} is listed twice`);
+    chainIds.add(BigInt(m[1]));
+  });
+  const phase = body.phase;
+  if (phase !== undefined && phase !== null) {
+    const which = oneOf(phase, `${field}.phase`, ['signature', 'submission']);
+    if (which === 'submission') throw refuse(`${field}.phase.submission`, 'is reserved; transfers are measured when Sigil signs them (signature)');
+  }
+  return { kind: 'chainAssetTransfer', chainIds, method: method === SUM ? 'SUM' : 'COUNT' };
+}
+
 /** The engine's view of a stored control (rows were checked when created). */
 export function controlOf(row: VelocityControlRow): VelocityControl {
-  const source = JSON.parse(row.data_source) as Json;
+  const stored = JSON.parse(row.data_source) as Json;
   const a = JSON.parse(row.aggregation) as Json;
-  const filter = ((source.activityExecution as Json | undefined)?.filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
+  const body = (stored.activityExecution ?? stored.chainAssetTransfer) as Json;
+  const filter = (body.filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
+  const source: ControlSource = stored.chainAssetTransfer
+    ? {
+        kind: 'chainAssetTransfer',
+        chainIds: new Set(((stored.chainAssetTransfer as Json).definition as { caip19: string }[]).map((d) => BigInt(ETH_NATIVE.exec(d.caip19)![1]))),
+        method: a.method === SUM ? 'SUM' : 'COUNT',
+      }
+    : { kind: 'activityExecution' };
   const rolling = (a.window as Json).rolling as Json | undefined;
   const groupBy = (['organization', 'user', 'wallet'] as const).find((g) => (a.groupBy as Json)[g] !== undefined)!;
   return {
     id: row.id,
     identifier: row.identifier,
+    source,
     kinds: filter ? new Set(filter.map((f) => activityKind(f.activityType))) : undefined,
     operator: a.operator as Operator,
     threshold: parseThreshold(a.threshold),
@@ -201,8 +258,16 @@ function identifierTaken(identifier: string): SigilError {
 
 /** Keeps only the members the API defines, so what is stored and shown is exactly the intent's. */
 function storedDataSource(p: Json): Json {
-  const filter = (((p.dataSource as Json).activityExecution as Json).filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
-  return { activityExecution: filter ? { filter: { activity: filter.map((f) => ({ activityType: f.activityType })) } } : {} };
+  const source = p.dataSource as Json;
+  const name = source.chainAssetTransfer !== undefined && source.chainAssetTransfer !== null ? 'chainAssetTransfer' : 'activityExecution';
+  const body = source[name] as Json;
+  const filter = (body.filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
+  const out: Json = filter ? { filter: { activity: filter.map((f) => ({ activityType: f.activityType })) } } : {};
+  if (name === 'chainAssetTransfer') {
+    out.definition = (body.definition as Json[]).map((d) => ({ caip19: d.caip19, decimals: d.decimals }));
+    out.phase = { signature: {} };
+  }
+  return { [name]: out };
 }
 
 function storedAggregation(p: Json): Json {

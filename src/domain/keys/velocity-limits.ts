@@ -10,7 +10,11 @@
 //
 // What counts: an activityExecution control counts 1 for each executed activity whose kind (its
 // type without `_V<n>`: every version of a listed type) it lists, or for every activity when it
-// lists none. An activity counts when it executes: at submission when it is allowed outright, after
+// lists none. A chainAssetTransfer control counts the Ethereum native value (wei, i.e. ether ×
+// 10^18, the scale thresholds are kept in) of each signed Ethereum transaction on a listed chain
+// (`eth.tx.value` where `eth.tx.chain_id` matches), or 1 per such transfer for COUNT; ERC-20 and
+// other chains' transfers are not measured yet, and such controls cannot be created. An activity
+// counts when it executes: at submission when it is allowed outright, after
 // the deciding approval when it waited for consensus; a denied, rejected or failed activity never
 // counts, nor one still waiting. The root quorum's activities count too (the root quorum bypasses
 // the policies that read a control, not the control's arithmetic).
@@ -82,8 +86,23 @@ function groupKeyOf(control: VelocityControl, userId: string, context: PolicyCon
   }
 }
 
-function amountOf(control: VelocityControl, kind: string): bigint {
-  return !control.kinds || control.kinds.has(kind) ? SCALE : 0n;
+/** A policy integer (bigint, or a safe-integer number) as a bigint. */
+const big = (v: unknown): bigint | undefined => (typeof v === 'bigint' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : undefined);
+
+/**
+ * What one policy context of the activity adds to a control (×10^18). activityExecution: 1 if the
+ * control counts the activity's kind. chainAssetTransfer: the Ethereum native value the signed
+ * transaction sends (`eth.tx.value`, wei, which is ether × 10^18 exactly) when its `eth.tx.chain_id`
+ * is a listed chain, or 1 per such transfer for COUNT; 0 for anything else.
+ */
+function amountOf(control: VelocityControl, kind: string, context: PolicyContext): bigint {
+  if (control.kinds && !control.kinds.has(kind)) return 0n;
+  if (control.source.kind === 'activityExecution') return SCALE;
+  const tx = context.eth?.tx;
+  const chainId = big(tx?.chain_id);
+  const value = big(tx?.value);
+  if (chainId === undefined || value === undefined || value <= 0n || !control.source.chainIds.has(chainId)) return 0n;
+  return control.source.method === 'SUM' ? value : SCALE;
 }
 
 function holds(operator: Operator, aggregate: bigint, threshold: bigint): boolean {
@@ -157,9 +176,14 @@ export async function measure(input: {
       const groupKey = groupKeyOf(control, input.userId, context);
       if (groupKey === undefined) continue;
       groups.set(control.id, groupKey);
-      const amount = amountOf(control, kind);
+      const amount = amountOf(control, kind, context);
       const key = keyOf(control.id, groupKey);
-      if (amount > 0n) contributions.set(key, { control, groupKey, amount });
+      if (amount > 0n) {
+        // An activity counts once per group; transfers add up (a batch's elements each send theirs).
+        const earlier = contributions.get(key)?.amount ?? 0n;
+        const total = control.source.kind === 'activityExecution' ? amount : earlier + amount;
+        contributions.set(key, { control, groupKey, amount: total });
+      }
       if (input.reading.has(control.identifier)) wanted.set(key, { control, groupKey });
     }
     return groups;
