@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { serveAnother, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { serveAnother, startSigil, testDatabaseUrl, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { execSql } from '../helpers/db-snapshot.js';
 import { createAccount } from '@turnkey/viem';
@@ -117,6 +117,19 @@ afterAll(async () => {
   await other?.stop();
   await sigil?.stop();
   if (clockDir) rmSync(clockDir, { recursive: true, force: true });
+});
+
+describe('the hot path', () => {
+  // PostgreSQL counts statements (SQLite runs in-process and counts none). Runs before any control
+  // exists: the organization's empty list of controls comes from the read cache, so a signature still
+  // costs one statement to read and one grouped statement to write (README "Caching").
+  it.skipIf(!testDatabaseUrl())('a signature in an organization without controls costs no extra round trip', async () => {
+    const trips = async () => Number(/sigil_database_round_trips_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${sigil.url}/metrics`)).text())![1]);
+    await sign(root, wallets.a);
+    const before = await trips();
+    for (let i = 0; i < 10; i++) await sign(root, wallets.a);
+    expect((await trips()) - before).toBe(20);
+  });
 });
 
 describe('cannot be raced', () => {
@@ -242,6 +255,30 @@ describe('approvals', () => {
     // A new submission for the wallet is refused outright; another wallet's group is untouched.
     expect(await outcome(sign(signer.client, wallets.b))).toBe('denied');
     expect((await sign(signer.client, wallets.a)).activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    await drop(policy, id);
+  });
+});
+
+describe('failed activities', () => {
+  it('an allowed activity that fails when it executes gives its count back', async () => {
+    const u = await newUser('fails');
+    const id = await control('only_one', { operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL', threshold: '1', groupBy: { user: {} } });
+    const policy = await limit('only_one', "activity.kind == 'SIGN_RAW_PAYLOAD' && !controls.only_one");
+    // An odd number of hex digits passes the schema and the policies, then fails at signing: the
+    // count reserved when it was allowed is released, three times over.
+    for (let i = 0; i < 3; i++) {
+      const failed = await outcome(
+        u.client.signRawPayload({
+          type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+          timestampMs: String(Date.now() + i),
+          organizationId: org,
+          parameters: { signWith: wallets.a, payload: 'abc', encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+        }),
+      );
+      expect(failed).toMatch(/Turnkey error 3: invalid payload: PAYLOAD_ENCODING_HEXADECIMAL needs an even number of hex digits/);
+    }
+    expect(await outcome(sign(u.client, wallets.a))).toBe('ok');
+    expect(await outcome(sign(u.client, wallets.a))).toBe('denied');
     await drop(policy, id);
   });
 });
