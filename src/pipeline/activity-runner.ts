@@ -178,8 +178,10 @@ export class ActivityRunner {
     });
     if (decision.outcome === 'deny') throw decision.error;
     // From here on the activity's velocity counts are reserved: any failure gives them back.
+    // A release that itself fails (the database went away) leaves the counts taken: the limit errs
+    // on the safe side, and the activity's own error is what the client hears.
     const giveBack = async () => {
-      if (reservation) await store.transaction((tx) => release(tx, deciding.id, reservation));
+      if (reservation) await store.transaction((tx) => release(tx, deciding.id, reservation)).catch(() => undefined);
     };
     let asVoted: Map<string, unknown>;
     let outcomeFact: Awaited<ReturnType<typeof policyOutcomeFact>> | undefined;

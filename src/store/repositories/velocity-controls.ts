@@ -8,6 +8,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VelocityControlTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
+import { isForeignKeyViolation } from '../db.js';
 
 export type VelocityControlRow = Selectable<VelocityControlTable>;
 
@@ -49,11 +50,17 @@ export class VelocityControlsRepo {
   async lockGroup(organizationId: string, controlId: string, groupKey: string): Promise<boolean> {
     const control = await this.db.selectFrom('velocity_controls').select('id').where('id', '=', controlId).executeTakeFirst();
     if (!control) return false;
-    await this.db
-      .insertInto('velocity_groups')
-      .values({ control_id: controlId, group_key: groupKey, organization_id: organizationId })
-      .onConflict((oc) => oc.columns(['control_id', 'group_key']).doUpdateSet({ organization_id: (eb) => eb.ref('excluded.organization_id') }))
-      .execute();
+    try {
+      await this.db
+        .insertInto('velocity_groups')
+        .values({ control_id: controlId, group_key: groupKey, organization_id: organizationId })
+        .onConflict((oc) => oc.columns(['control_id', 'group_key']).doUpdateSet({ organization_id: (eb) => eb.ref('excluded.organization_id') }))
+        .execute();
+    } catch (err) {
+      // Deleted by a transaction that committed after the check above.
+      if (isForeignKeyViolation(err)) return false;
+      throw err;
+    }
     return true;
   }
 
