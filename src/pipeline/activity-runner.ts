@@ -103,7 +103,9 @@ export class ActivityRunner {
       const m = (await measure({ cached: input.repos, repos: this.deps.store.repos, organizationId: orgId, type: input.type, userId: input.submitter.user.id, contexts, reading, at }))!;
       const decision = await decide({ ...input, contexts: contexts.map((c, i) => ({ ...c, controls: m.controls[i] })) });
       if (decision.outcome !== 'allow' || !needsReservation(m)) return { decision };
-      const reservation = await this.deps.store.transaction((tx) => reserve(tx, orgId, m));
+      // Not synced on its own: the activity's record, committed after it in the same log, is, and
+      // the answer waits for that (a crash before then loses a reservation nobody was answered on).
+      const reservation = await this.deps.store.transaction((tx) => reserve(tx, orgId, m), { durable: false });
       if (reservation !== 'changed') return { decision, reservation };
     }
     throw new SigilError('CONFLICT', 'the velocity controls this activity is judged by kept changing while it was decided; submit it again');

@@ -224,9 +224,9 @@ export class Store {
 
   /**
    * Runs `fn` in one transaction: all of its writes, and the audit entries it appends, commit
-   * together or none do.
+   * together or none do. Resolves once the commit is durable, unless `durable: false`.
    */
-  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (repos: Repositories) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
     const result = await this.db.connection().execute(async (conn) => {
       await sql.raw(this.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
       try {
@@ -242,8 +242,10 @@ export class Store {
         throw err;
       }
     });
-    // Durable before anyone hears of it (SQLite syncs its log off the event loop).
-    await this.walSync?.sync();
+    // Durable before anyone hears of it (SQLite syncs its log off the event loop). `durable: false`
+    // is for a step whose result nobody hears of by itself: a later commit of the same request is
+    // synced, and its answer waits for settled(), so this one is durable before anything depends on it.
+    if (opts.durable !== false) await this.walSync?.sync();
     return result;
   }
 
