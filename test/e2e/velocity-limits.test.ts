@@ -367,4 +367,50 @@ describe('chainAssetTransfer: Ethereum native value', () => {
     setClock(0);
     await drop(policy, id);
   });
+
+  it('COUNT of ether transfers per user over several chains counts only transfers that send ether on a listed chain', async () => {
+    const u = await newUser('transfer counter');
+    const created = await root.createVelocityControl({
+      type: 'ACTIVITY_TYPE_CREATE_VELOCITY_CONTROL',
+      timestampMs: String(Date.now()),
+      organizationId: org,
+      parameters: {
+        name: 'two ether transfers',
+        identifier: 'eth_transfers',
+        dataSource: {
+          chainAssetTransfer: {
+            definition: [{ caip19: 'eip155:1/slip44:60', decimals: '18' }, { caip19: 'eip155:5/slip44:60', decimals: '18' }],
+            filter: { activity: [{ activityType: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2' }] },
+            phase: { signature: {} },
+          },
+        },
+        aggregation: {
+          method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT',
+          operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL',
+          threshold: '2',
+          window: { infinite: {} },
+          groupBy: { user: {} },
+        },
+      },
+    });
+    const id = created.activity.result.createVelocityControlResult!.velocityControlId;
+    const policy = await limit('eth_transfers', "activity.kind == 'SIGN_TRANSACTION' && !controls.eth_transfers");
+    const account = await createAccount({ client: u.client, organizationId: org, signWith: wallets.b });
+    let nonce = 100;
+    const send = async (value: bigint, chainId: number) => {
+      try {
+        await account.signTransaction({ type: 'eip1559', chainId, nonce: nonce++, to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, gas: 21_000n });
+        return 'ok';
+      } catch (err) {
+        return /policy engine denied request explicitly/.test(String((err as Error).message)) ? 'denied' : String(err);
+      }
+    };
+    expect(await send(parseEther('0.1'), 1)).toBe('ok');
+    expect(await send(0n, 1)).toBe('ok');
+    expect(await send(parseEther('0.1'), 10)).toBe('ok');
+    expect(await send(parseEther('0.1'), 5)).toBe('ok');
+    expect(await send(parseEther('0.1'), 1)).toBe('denied');
+    expect(await send(parseEther('0.1'), 5)).toBe('denied');
+    await drop(policy, id);
+  });
 });
