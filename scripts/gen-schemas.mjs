@@ -8,6 +8,25 @@ const [, , swaggerPath] = process.argv;
 if (!swaggerPath) throw new Error('usage: gen-schemas.mjs <public_api.swagger.json>');
 const swagger = JSON.parse(readFileSync(swaggerPath, 'utf8'));
 
+// What the bundled swagger lacks but the newest official client sends (velocity controls, issue 17):
+// its definitions and paths, the two activity type values, and their intent and result members.
+const supplement = JSON.parse(readFileSync(new URL('./swagger-supplement.json', import.meta.url), 'utf8'));
+for (const [name, def] of Object.entries(supplement.definitions)) {
+  if (swagger.definitions[name]) throw new Error(`swagger-supplement.json: the swagger already defines ${name}; drop it from the supplement`);
+  swagger.definitions[name] = def;
+}
+for (const type of supplement.activityTypes) if (!swagger.definitions.v1ActivityType.enum.includes(type)) swagger.definitions.v1ActivityType.enum.push(type);
+for (const [member, def] of Object.entries(supplement.intents)) swagger.definitions.v1Intent.properties[member] = { $ref: `#/definitions/${def}` };
+for (const [member, def] of Object.entries(supplement.results)) swagger.definitions.v1Result.properties[member] = { $ref: `#/definitions/${def}` };
+for (const [path, { request, response }] of Object.entries(supplement.paths)) {
+  swagger.paths[path] = {
+    post: {
+      parameters: [{ in: 'body', name: 'body', schema: { $ref: `#/definitions/${request}` } }],
+      responses: { 200: { schema: { $ref: `#/definitions/${response}` } } },
+    },
+  };
+}
+
 function strip(node) {
   if (Array.isArray(node)) return node.map(strip);
   if (node && typeof node === 'object') {

@@ -67,6 +67,20 @@ function urlOf(app: { server: { address(): unknown } }, host: string): string {
   return `http://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}`;
 }
 
+/**
+ * TESTS ONLY (Config.testVelocityClockFile): velocity windows read the real clock plus the offset
+ * the file holds, re-read each time, so a test moves time without sleeping. Loudly logged.
+ */
+function testVelocityClock(config: Config, logger: Logger): (() => number) | undefined {
+  const file = config.testVelocityClockFile;
+  if (!file) return undefined;
+  logger.warn({ file }, 'TEST CLOCK: velocity control windows read their time from SIGIL_TEST_VELOCITY_CLOCK_FILE; never run a deployment like this');
+  return () => {
+    const offset = Number(readFileSync(file, 'utf8').trim() || '0');
+    return Date.now() + (Number.isFinite(offset) ? offset : 0);
+  };
+}
+
 export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
@@ -103,7 +117,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       delivery: makeDelivery(config, logger),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
-    const pipeline = new Pipeline({ store, registry, config, services, records });
+    const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
     const ready = () => store.ping();
     const transport = transportLimits(config, logger);
     const metrics = new Metrics();

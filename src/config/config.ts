@@ -99,6 +99,14 @@ export interface Config {
   /** `iss` of the id_tokens this deployment issues itself, verified with its signer key (SIGIL_OIDC_SELF_ISSUER). */
   oidcSelfIssuer: string;
   /**
+   * TESTS ONLY: a file holding a number of milliseconds added to the clock of velocity control
+   * windows (never to request liveness, records or anything else), re-read at each measurement, so
+   * a test moves a rolling window without sleeping. Honoured only with
+   * SIGIL_ENABLE_TEST_CLOCK=yes-this-is-a-test beside SIGIL_TEST_VELOCITY_CLOCK_FILE; the variable
+   * alone stops the process at start, so it cannot be set by mistake in production.
+   */
+  testVelocityClockFile?: string;
+  /**
    * Token and user-info endpoints of the OAuth2-only providers oauth2_authenticate talks to
    * (SIGIL_OAUTH2_X_TOKEN_URL, SIGIL_OAUTH2_X_USERINFO_URL, SIGIL_OAUTH2_DISCORD_TOKEN_URL,
    * SIGIL_OAUTH2_DISCORD_USERINFO_URL); the providers' public endpoints by default.
@@ -210,6 +218,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     workers: workers(str(flags.workers) ?? (env.SIGIL_WORKERS || undefined)),
     shutdownTimeoutMs: int('SIGIL_SHUTDOWN_TIMEOUT_MS', env.SIGIL_SHUTDOWN_TIMEOUT_MS || undefined, 10_000),
     ...oidcConfig(env),
+    testVelocityClockFile: testClock(env),
     oauth2Endpoints: {
       OAUTH2_PROVIDER_X: {
         tokenUrl: httpUrl('SIGIL_OAUTH2_X_TOKEN_URL', env.SIGIL_OAUTH2_X_TOKEN_URL) ?? 'https://api.x.com/2/oauth2/token',
@@ -221,6 +230,18 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       },
     },
   };
+}
+
+/** The tests' velocity clock file (Config.testVelocityClockFile): refused unless tests are explicitly enabled. */
+export const TEST_CLOCK_CONSENT = 'yes-this-is-a-test';
+
+function testClock(env: NodeJS.ProcessEnv): string | undefined {
+  const file = env.SIGIL_TEST_VELOCITY_CLOCK_FILE || undefined;
+  if (file === undefined) return undefined;
+  if (env.SIGIL_ENABLE_TEST_CLOCK !== TEST_CLOCK_CONSENT) {
+    throw new Error(`SIGIL_TEST_VELOCITY_CLOCK_FILE moves the clock of velocity control windows and exists for tests only; it needs SIGIL_ENABLE_TEST_CLOCK=${TEST_CLOCK_CONSENT}`);
+  }
+  return file;
 }
 
 /** A whole number from `min` to `max`, or the default when unset. */

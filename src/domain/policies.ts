@@ -58,6 +58,8 @@ export interface CompiledPolicy {
    * still safe. Messages are for logs and evaluation records.
    */
   compileErrors?: string[];
+  /** The velocity controls its fields read (`controls.<identifier>`): what the engine must measure. */
+  controls: ReadonlySet<string>;
 }
 
 export function policyRecord(row: PolicyRow) {
@@ -81,9 +83,12 @@ export async function requirePolicy(repos: Repositories, organizationId: string,
   return row;
 }
 
-/** Compiles `source` for `kind` or refuses the request with the compiler's message. */
-function checkExpression(source: string, kind: ExpressionKind, field: string): string {
-  const r = compilePolicyExpression(source, kind);
+/**
+ * Compiles `source` for `kind` or refuses the request with the compiler's message. `controls` are
+ * the organization's velocity control identifiers: naming another as `controls.<x>` is refused.
+ */
+function checkExpression(source: string, kind: ExpressionKind, field: string, controls: ReadonlySet<string>): string {
+  const r = compilePolicyExpression(source, kind, { controls });
   if (!r.ok) {
     const where = field === kind ? '' : ` (${field})`;
     throw invalid(`${r.error.message}${where}`, [badRequestDetail([{ field, description: r.error.message }])]);
@@ -92,13 +97,13 @@ function checkExpression(source: string, kind: ExpressionKind, field: string): s
 }
 
 /** condition / consensus: undefined = none; anything given must compile ('' does not). */
-function expressionField(source: string | undefined, kind: 'condition' | 'consensus', field: string): string | null {
-  return source === undefined ? null : checkExpression(source, kind, field);
+function expressionField(source: string | undefined, kind: 'condition' | 'consensus', field: string, controls: ReadonlySet<string>): string | null {
+  return source === undefined ? null : checkExpression(source, kind, field, controls);
 }
 
 /** time: undefined or '' = always active. */
 function timeField(source: string | undefined, field: string): string | null {
-  return source === undefined || source === '' ? null : checkExpression(source, 'time', field);
+  return source === undefined || source === '' ? null : checkExpression(source, 'time', field, new Set());
 }
 
 function checkEffect(effect: unknown, field: string): Effect {
@@ -111,12 +116,18 @@ function labelNotUnique(names: string[]) {
   return invalid(`policy label must be unique: ${which} already exists in this organization`);
 }
 
+/** The organization's velocity control identifiers, which its policies may read as `controls.<identifier>`. */
+async function controlIdentifiers(repos: Repositories, organizationId: string): Promise<ReadonlySet<string>> {
+  return new Set((await repos.velocityControls.list(organizationId)).map((c) => c.identifier));
+}
+
 /** create_policy and create_policies: every policy is checked before any is written. */
 export async function createPolicies(ctx: ActivityContext, policies: CreatePolicyParams[], field = 'policies'): Promise<string[]> {
   if (policies.length === 0) throw invalid(`${field} must list at least one policy`);
   const orgId = ctx.organization.id;
   const single = field === '';
   const names = new Map<string, number>();
+  const controls = await controlIdentifiers(ctx.repos, orgId);
   const rows: PolicyRow[] = policies.map((p, i) => {
     const at = (f: string) => (single ? f : `${field}[${i}].${f}`);
     checkName(p.policyName, at('policyName'));
@@ -130,8 +141,8 @@ export async function createPolicies(ctx: ActivityContext, policies: CreatePolic
       organization_id: orgId,
       name: p.policyName,
       effect: checkEffect(p.effect, at('effect')),
-      condition: expressionField(p.condition, 'condition', at('condition')),
-      consensus: expressionField(p.consensus, 'consensus', at('consensus')),
+      condition: expressionField(p.condition, 'condition', at('condition'), controls),
+      consensus: expressionField(p.consensus, 'consensus', at('consensus'), controls),
       time: timeField(p.time, at('time')),
       notes: p.notes,
       created_at: ctx.now,
@@ -141,6 +152,16 @@ export async function createPolicies(ctx: ActivityContext, policies: CreatePolic
   const taken = await ctx.repos.policies.findByNames(orgId, [...names.keys()]);
   if (taken.length > 0) throw labelNotUnique([taken[0].name]);
   await reserve(ctx.repos, ctx.organization, 'policies', rows.length);
+  // delete_velocity_control takes the same lock before it checks that no policy reads the control:
+  // a control deleted while this waited for the lock is refused here, under it.
+  const still = await controlIdentifiers(ctx.repos, orgId);
+  if ([...controls].some((c) => !still.has(c))) {
+    rows.forEach((row, i) => {
+      const at = (f: string) => (single ? f : `${field}[${i}].${f}`);
+      if (row.condition !== null) checkExpression(row.condition, 'condition', at('condition'), still);
+      if (row.consensus !== null) checkExpression(row.consensus, 'consensus', at('consensus'), still);
+    });
+  }
   try {
     await ctx.repos.policies.insert(rows);
   } catch (err) {
@@ -168,8 +189,9 @@ export async function updatePolicy(ctx: ActivityContext, p: UpdatePolicyParams):
     changes.name = p.policyName;
   }
   if (p.policyEffect !== undefined) changes.effect = checkEffect(p.policyEffect, 'policyEffect');
-  if (p.policyCondition !== undefined) changes.condition = expressionField(p.policyCondition, 'condition', 'policyCondition');
-  if (p.policyConsensus !== undefined) changes.consensus = expressionField(p.policyConsensus, 'consensus', 'policyConsensus');
+  const controls = await controlIdentifiers(ctx.repos, orgId);
+  if (p.policyCondition !== undefined) changes.condition = expressionField(p.policyCondition, 'condition', 'policyCondition', controls);
+  if (p.policyConsensus !== undefined) changes.consensus = expressionField(p.policyConsensus, 'consensus', 'policyConsensus', controls);
   if (p.time !== undefined) changes.time = timeField(p.time, 'time');
   if (p.policyNotes !== undefined) changes.notes = p.policyNotes;
   try {
@@ -205,7 +227,7 @@ const compiledCache = new Map<string, CacheEntry>();
 
 function compileStored(row: PolicyRow): CompiledPolicy {
   const effect = row.effect as Effect;
-  const out: CompiledPolicy = { id: row.id, name: row.name, effect };
+  const out: CompiledPolicy = { id: row.id, name: row.name, effect, controls: new Set() };
   const errors: string[] = [];
   for (const kind of ['condition', 'consensus', 'time'] as const) {
     const source = row[kind];
@@ -213,6 +235,7 @@ function compileStored(row: PolicyRow): CompiledPolicy {
     const r = compilePolicyExpression(source, kind);
     if (r.ok) {
       out[kind] = r.expression;
+      for (const c of r.expression.controls) (out.controls as Set<string>).add(c);
     } else {
       errors.push(r.error.message);
       const closed = compilePolicyExpression(effect === 'EFFECT_DENY' ? 'true' : 'false', kind);

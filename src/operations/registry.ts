@@ -24,8 +24,9 @@ import * as otp from './otp.js';
 import * as oauth from './oauth.js';
 import * as emailAuth from './email-auth.js';
 import * as oauth2Credentials from './oauth2-credentials.js';
+import * as velocityControls from './velocity-controls.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

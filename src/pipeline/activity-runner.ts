@@ -12,7 +12,9 @@ import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { decide, decidingOrganization, includedInConsensus, type Decision } from './authorize.js';
+import { decide, decidingOrganization, includedInConsensus, ownContexts, type Decision, type DecisionInput } from './authorize.js';
+import { loadCompiledPolicies } from '../domain/policies.js';
+import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/keys/velocity-limits.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
@@ -64,10 +66,50 @@ interface Submission {
   appProofs: boolean;
 }
 
+/** Measure-decide-reserve rounds before a submission gives up (each lost round means a control flipped). */
+const VELOCITY_ATTEMPTS = 20;
+
 export class ActivityRunner {
   constructor(
-    private readonly deps: { store: Store; registry: Registry; services: Services; records: ActivityRecords },
+    private readonly deps: {
+      store: Store;
+      registry: Registry;
+      services: Services;
+      records: ActivityRecords;
+      /** The clock of velocity control windows (a test clock when one is configured); defaults to the request's time. */
+      velocityClock?: () => number;
+    },
   ) {}
+
+  /** The velocity controls the deciding organization's policies read (compiled policies are cached). */
+  private async controlsRead(repos: Repositories, organizationId: string): Promise<Set<string>> {
+    const reading = new Set<string>();
+    for (const p of await loadCompiledPolicies(repos, organizationId)) for (const c of p.controls) reading.add(c);
+    return reading;
+  }
+
+  /**
+   * The decision on a submission, with its velocity control counts reserved when it is allowed
+   * (src/domain/keys/velocity-limits.ts). An organization with no controls, whose policies read none,
+   * costs nothing here: both lists come from the read cache.
+   */
+  private async decideAndReserve(input: DecisionInput): Promise<{ decision: Decision; reservation?: Reservation }> {
+    const orgId = input.org.id;
+    const reading = await this.controlsRead(input.repos, orgId);
+    if (reading.size === 0 && (await controlsOf(input.repos, orgId)).length === 0) return { decision: await decide(input) };
+    const contexts = await ownContexts(input);
+    for (let attempt = 0; attempt < VELOCITY_ATTEMPTS; attempt++) {
+      const at = this.deps.velocityClock?.() ?? input.now;
+      const m = (await measure({ cached: input.repos, repos: this.deps.store.repos, organizationId: orgId, type: input.type, userId: input.submitter.user.id, contexts, reading, at }))!;
+      const decision = await decide({ ...input, contexts: contexts.map((c, i) => ({ ...c, controls: m.controls[i] })) });
+      if (decision.outcome !== 'allow' || !needsReservation(m)) return { decision };
+      // Not synced on its own: the activity's record, committed after it in the same log, is, and
+      // the answer waits for that (a crash before then loses a reservation nobody was answered on).
+      const reservation = await this.deps.store.transaction((tx) => reserve(tx, orgId, m), { durable: false });
+      if (reservation !== 'changed') return { decision, reservation };
+    }
+    throw new SigilError('CONFLICT', 'the velocity controls this activity is judged by kept changing while it was decided; submit it again');
+  }
 
   private voteOf(activityId: string, caller: Caller, selection: string, message: string, now: number): VoteRow {
     return {
@@ -125,7 +167,7 @@ export class ActivityRunner {
     };
     // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
     const vote = this.voteOf(activityId, base.caller, 'VOTE_SELECTION_APPROVED', decl.secretFields?.length ? fingerprint : s.rawBody.toString('utf8'), base.now);
-    const decision = await decide({
+    const { decision, reservation } = await this.decideAndReserve({
       repos: reads,
       decl,
       type: binding.type,
@@ -137,10 +179,23 @@ export class ActivityRunner {
       hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
-    // The voter as it was when voting: the activity may delete it (delete_sub_organization).
-    const asVoted = await this.deps.records.voters([vote], reads);
-    // Proofs state the decision that lets the activity run (its derivations are added once it has).
-    const outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
+    // From here on the activity's velocity counts are reserved: any failure gives them back.
+    // A release that itself fails (the database went away) leaves the counts taken: the limit errs
+    // on the safe side, and the activity's own error is what the client hears.
+    const giveBack = async () => {
+      if (reservation) await store.transaction((tx) => release(tx, deciding.id, reservation)).catch(() => undefined);
+    };
+    let asVoted: Map<string, unknown>;
+    let outcomeFact: Awaited<ReturnType<typeof policyOutcomeFact>> | undefined;
+    try {
+      // The voter as it was when voting: the activity may delete it (delete_sub_organization).
+      asVoted = await this.deps.records.voters([vote], reads);
+      // Proofs state the decision that lets the activity run (its derivations are added once it has).
+      outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
     // The submit response is the one place a result's secret fields are shown.
     let answered: string | null = null;
     const complete = (result: unknown, ctx: ActivityContext) => {
@@ -193,6 +248,8 @@ export class ActivityRunner {
         });
       }
     } catch (err) {
+      // It did not execute (or its record did not commit): it does not count.
+      await giveBack();
       // A concurrent identical submission (another process, or the same group) won: whatever this
       // one tripped over (the fingerprint, or a wallet name the winner took first), the answer is
       // the winner's activity.
@@ -308,7 +365,7 @@ export class ActivityRunner {
       const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
       const params = JSON.parse(services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
       const submitter = await this.submitterOf(repos, target, votes);
-      const decision = {
+      const decision: DecisionInput = {
         repos,
         decl: operation.decl,
         type: target.type,
@@ -319,6 +376,10 @@ export class ActivityRunner {
         now: base.now,
         hookContext: { ...base, caller: submitter, repos },
       };
+      // Velocity controls: measured under their groups' locks, held until this transaction ends, so
+      // the activity is judged and, if it executes, counted as one step (velocity-limits.ts).
+      const measured = await this.measureLocked(decision);
+      if (measured) decision.contexts = measured.contexts;
       // Voting, approving or rejecting, belongs to the users included in the consensus (§1.4).
       if (!(await includedInConsensus({ ...decision, votes, voter: vote }))) {
         throw notAuthorized(
@@ -342,6 +403,8 @@ export class ActivityRunner {
       const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
       try {
         const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
+        // It executed: it counts (a failed execution, caught below, does not).
+        if (measured) await record(repos, measured.measurement);
         const body = resultBodies(operation.decl, operation.binding, result).stored;
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
         return vote;
@@ -351,6 +414,17 @@ export class ActivityRunner {
         await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
         return vote;
       }
+  }
+
+  /** Inside a transaction: the velocity controls of a deciding vote, measured with their groups locked. */
+  private async measureLocked(input: DecisionInput): Promise<{ measurement: Measurement; contexts: DecisionInput['contexts'] } | undefined> {
+    const orgId = input.org.id;
+    const reading = await this.controlsRead(input.repos, orgId);
+    const contexts = await ownContexts(input);
+    const at = this.deps.velocityClock?.() ?? input.now;
+    const m = await measure({ cached: input.repos, repos: input.repos, organizationId: orgId, type: input.type, userId: input.submitter.user.id, contexts, reading, at, lock: true });
+    if (!m) return undefined;
+    return { measurement: m, contexts: contexts.map((c, i) => ({ ...c, controls: m.controls[i] })) };
   }
 
   /** The submitter of a waiting activity, with the credential that submitted it. */

@@ -69,10 +69,16 @@ export interface DecisionInput {
   now: number;
   /** For the declaration's policy hooks (reads only). */
   hookContext: OperationContext;
+  /**
+   * The activity's own contexts, already computed (with the `controls` keyword the velocity
+   * measurement filled in); otherwise they are built from the declaration's hook.
+   */
+  contexts?: PolicyContext[];
 }
 
 /** The activity's own keywords, one context per element it is judged on (a batch has several). */
-async function ownContexts(input: DecisionInput): Promise<PolicyContext[]> {
+export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitter' | 'now' | 'org'>): Promise<PolicyContext[]> {
+  if (input.contexts) return input.contexts;
   const own = input.decl.policyContext ? [await input.decl.policyContext(input.hookContext, input.params)].flat() : [];
   // A batch with no elements is judged as the activity alone.
   return own.length > 0 ? own : [{}];

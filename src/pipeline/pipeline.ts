@@ -62,6 +62,8 @@ export interface PipelineDeps {
   services: Services;
   records: ActivityRecords;
   now?: () => number;
+  /** The clock of velocity control windows; the request's time unless a test clock is configured. */
+  velocityClock?: () => number;
 }
 
 const anyOfSchemas = new Map<string, Record<string, unknown>>();

@@ -82,18 +82,49 @@ export interface CheckResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Member nodes that read a case-insensitive field (schema.ts `CI_STRING`). */
   readonly caseInsensitive: ReadonlySet<Member>;
+  /** The velocity controls the expression reads (`controls.<identifier>`). */
+  readonly controls: ReadonlySet<string>;
+}
+
+/**
+ * Velocity controls (issue 17) are read as `controls.<identifier>` (or `controls['identifier']`),
+ * each a bool; the identifiers an expression reads are known when it is compiled, so the engine
+ * computes only those. `known`, when given (a policy being created or updated), is the
+ * organization's identifiers: naming another is refused, as a typo in a limit must not become a
+ * policy that silently never applies. Stored policies compile without it: a control deleted since
+ * is an evaluation error that fails closed (values.ts `Unavailable`).
+ */
+export interface ControlsCheck {
+  readonly known?: ReadonlySet<string>;
 }
 
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
   readonly caseInsensitive = new Set<Member>();
+  readonly controls = new Set<string>();
   private readonly keywords: ReadonlySet<string>;
 
   constructor(
     private readonly source: string,
     private readonly kind: ExpressionKind,
+    private readonly controlsCheck: ControlsCheck = {},
   ) {
     this.keywords = new Set(KEYWORDS_BY_KIND[kind]);
+  }
+
+  /** `controls` as the keyword (not a comprehension variable that shadows it). */
+  private isControls(node: Expr, scope: Scope | null): boolean {
+    return node.kind === 'ident' && node.name === 'controls' && this.keywords.has('controls') && !lookup(scope, 'controls');
+  }
+
+  private checkControl(identifier: string, span: Span): PolicyType {
+    const known = this.controlsCheck.known;
+    if (known && !known.has(identifier)) {
+      const list = known.size > 0 ? `; its controls are ${[...known].sort().join(', ')}` : '; it has none';
+      return this.fail(span, `unknown velocity control '${identifier}': the organization has no control with that identifier${list}`);
+    }
+    this.controls.add(identifier);
+    return BOOL;
   }
 
   /** Records a problem; returns `dyn` so checking continues without cascading errors. */
@@ -131,11 +162,16 @@ class Checker {
       case 'ident':
         return this.checkIdent(node.name, node.span, scope);
       case 'member': {
+        if (this.isControls(node.object, scope)) return this.checkControl(node.field, node.fieldSpan);
         const type = this.checkMember(this.check(node.object, scope), node.field, node.fieldSpan);
         if (type.kind === 'string' && type.caseInsensitive) this.caseInsensitive.add(node);
         return type;
       }
       case 'index':
+        if (this.isControls(node.object, scope)) {
+          if (node.index.kind === 'string') return this.checkControl(node.index.value, node.index.span);
+          return this.fail(node.index.span, 'a velocity control is named in the policy: controls.<identifier>');
+        }
         return this.checkIndex(node.object, node.index, scope);
       case 'slice': {
         const object = this.check(node.object, scope);
@@ -178,6 +214,7 @@ class Checker {
   private checkIdent(name: string, span: Span, scope: Scope | null): PolicyType {
     const bound = lookup(scope, name);
     if (bound) return bound;
+    if (name === 'controls' && this.keywords.has(name)) return this.fail(span, "velocity controls are read one at a time: controls.<identifier>");
     if (this.keywords.has(name)) return ROOT.fields[name]!.type;
     const owner = kindOfKeyword(name);
     if (owner) return this.fail(span, `'${name}' cannot be used in a policy ${this.kind}: it is a ${owner} keyword`);
@@ -313,8 +350,8 @@ function quotedNumberHint(leftNode: Expr, left: PolicyType, rightNode: Expr, rig
  * Checks a parsed expression for the given policy field, and resolves which field reads compare
  * case-insensitively (the evaluator cannot know the static type of what it reads).
  */
-export function checkPolicyExpression(ast: Expr, kind: ExpressionKind, source: string): CheckResult {
-  const checker = new Checker(source, kind);
+export function checkPolicyExpression(ast: Expr, kind: ExpressionKind, source: string, controls: ControlsCheck = {}): CheckResult {
+  const checker = new Checker(source, kind, controls);
   checker.checkRoot(ast);
-  return { diagnostics: checker.diagnostics, caseInsensitive: checker.caseInsensitive };
+  return { diagnostics: checker.diagnostics, caseInsensitive: checker.caseInsensitive, controls: checker.controls };
 }

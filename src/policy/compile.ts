@@ -22,6 +22,8 @@ export interface CompiledPolicyExpression {
    * (`eth.tx.to`, …). Read by the evaluator; not meant for callers.
    */
   readonly caseInsensitiveReads: ReadonlySet<Member>;
+  /** The velocity controls the expression reads (`controls.<identifier>`), resolved at compile time. */
+  readonly controls: ReadonlySet<string>;
 }
 
 export type CompileResult =
@@ -30,6 +32,11 @@ export type CompileResult =
 
 export interface CompileOptions {
   readonly limits?: Partial<PolicyLimits>;
+  /**
+   * The organization's velocity control identifiers: given when a policy is created or updated, so
+   * `controls.<unknown>` is refused (checker.ts ControlsCheck); left out for stored policies.
+   */
+  readonly controls?: ReadonlySet<string>;
 }
 
 function failure(kind: ExpressionKind, diagnostics: readonly Diagnostic[]): CompileResult {
@@ -56,7 +63,7 @@ export function compilePolicyExpression(source: string, kind: ExpressionKind, op
   }
   const parsed = parsePolicyExpression(source, options.limits);
   if (!parsed.ok) return failure(kind, [parsed.diagnostic]);
-  const checked = checkPolicyExpression(parsed.ast, kind, source);
+  const checked = checkPolicyExpression(parsed.ast, kind, source, { known: options.controls });
   if (checked.diagnostics.length > 0) return failure(kind, checked.diagnostics);
-  return { ok: true, expression: Object.freeze({ kind, source, ast: parsed.ast, caseInsensitiveReads: checked.caseInsensitive }) };
+  return { ok: true, expression: Object.freeze({ kind, source, ast: parsed.ast, caseInsensitiveReads: checked.caseInsensitive, controls: checked.controls }) };
 }

@@ -2,8 +2,8 @@
 // (turnkey-semantics.md §1.3, language.mdx §Keywords, §Struct, §Nested structs, §Activity parameters).
 //
 // Field names are the policy language's names, verbatim (snake_case), so `eth.tx.chain_id` in a
-// policy is `context.eth.tx.chain_id` here. Plain data only: no classes besides `Date`, no
-// functions. `schema.ts` describes the same shapes for the create-time checker and is type-checked
+// policy is `context.eth.tx.chain_id` here. Plain data only: no classes besides `Date` (and
+// `Unavailable` for a velocity control that no longer exists), no functions. `schema.ts` describes the same shapes for the create-time checker and is type-checked
 // against these interfaces, so the two cannot drift apart.
 //
 // How to fill it in (the rules the evaluator relies on):
@@ -31,6 +31,8 @@
 //   address-typed ABI arguments and EIP-712 `address`/`bytes`/`bytesN` values with
 //   `caseInsensitive(text)` (values.ts). Every other string compares exactly
 //   (`wallet_account.address` is stored EIP-55 and compared as stored).
+
+import type { Unavailable } from './values.js';
 
 /** An integer of the policy language (i128 / u256 range). */
 export type PolicyInt = bigint | number;
@@ -536,4 +538,18 @@ export interface PolicyContext {
   readonly secret?: Secret;
 
   readonly time?: TimeKeywords;
+
+  /**
+   * Velocity controls (issue 17), by identifier: `controls.<identifier>` is true when the control's
+   * aggregate, counting the activity being judged, satisfies its `operator threshold`. The pipeline
+   * fills in every control the organization's policies read; a control of a group the activity has
+   * no member of (a wallet control, an activity without a wallet) is absent, and one that no longer
+   * exists is `Unavailable`.
+   */
+  readonly controls?: Controls;
+}
+
+/** `controls`: identifier → whether the control holds for the activity being judged. */
+export interface Controls {
+  readonly [identifier: string]: boolean | Unavailable;
 }

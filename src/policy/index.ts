@@ -21,5 +21,5 @@ export { DEFAULT_LIMITS } from './limits.js';
 export type { PolicyEffect } from './outcome.js';
 export { evaluationErrorApplies, fieldMatches } from './outcome.js';
 export { KEYWORDS_BY_KIND } from './schema.js';
-export { CaseInsensitiveText, caseInsensitive } from './values.js';
+export { CaseInsensitiveText, Unavailable, caseInsensitive } from './values.js';
 export { validatePolicyContext } from './context-check.js';

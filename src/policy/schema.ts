@@ -402,6 +402,8 @@ export const POLICY_CONTEXT = struct<C.PolicyContext>('PolicyContext', {
   wallet_account: optional(WALLET_ACCOUNT),
   secret: optional(SECRET),
   time: optional(struct<C.TimeKeywords>('time', { now: required(TIMESTAMP) })),
+  // Read only as `controls.<identifier>` (checker.ts), each a bool.
+  controls: optional(mapOf(BOOL)),
 });
 
 type Keyword = keyof C.PolicyContext;
@@ -411,8 +413,8 @@ type Keyword = keyof C.PolicyContext;
  * time-based policies; session-profile scopes and MFA conditions are compiled as `condition`.
  */
 export const KEYWORDS_BY_KIND: Readonly<Record<ExpressionKind, readonly Keyword[]>> = Object.freeze({
-  consensus: Object.freeze<Keyword[]>(['approvers', 'credentials']),
-  condition: Object.freeze<Keyword[]>(['activity', 'eth', 'solana', 'tron', 'bitcoin', 'tempo', 'wallet', 'wallets', 'private_key', 'wallet_account', 'secret']),
+  consensus: Object.freeze<Keyword[]>(['approvers', 'credentials', 'controls']),
+  condition: Object.freeze<Keyword[]>(['activity', 'eth', 'solana', 'tron', 'bitcoin', 'tempo', 'wallet', 'wallets', 'private_key', 'wallet_account', 'secret', 'controls']),
   time: Object.freeze<Keyword[]>(['time']),
 });
 

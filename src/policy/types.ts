@@ -12,6 +12,7 @@
 // cannot describe a field the context interfaces lack, miss one they have, or give it another type.
 
 import type { PolicyInt } from './context.js';
+import type { Unavailable } from './values.js';
 
 export interface BoolType {
   readonly kind: 'bool';
@@ -99,7 +100,7 @@ export type TypeFor<V> = unknown extends V
   ? DynType
   : [V] extends [string]
     ? StringType
-    : [V] extends [boolean]
+    : [V] extends [boolean | Unavailable]
       ? BoolType
       : [V] extends [PolicyInt]
         ? IntType

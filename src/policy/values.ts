@@ -59,6 +59,16 @@ export function stringOf(value: Value): string | null {
   return value instanceof CaseInsensitiveText ? value.text : null;
 }
 
+/**
+ * A context value the pipeline cannot provide for a reason other than absence: a velocity control
+ * a policy names that no longer exists. Reading it is a `value` error, never a `missing` one, so a
+ * DENY policy that reads it still applies and an ALLOW policy does not (outcome.ts): a limit that
+ * vanished fails closed.
+ */
+export class Unavailable {
+  constructor(readonly reason: string) {}
+}
+
 /** A struct or map from the context (or an element of a dynamic list). */
 export type HostObject = { readonly [key: string]: unknown };
 
@@ -79,6 +89,7 @@ export function isHostObject(value: unknown): value is HostObject {
     !Array.isArray(value) &&
     !(value instanceof TimestampValue) &&
     !(value instanceof CaseInsensitiveText) &&
+    !(value instanceof Unavailable) &&
     !(value instanceof Date)
   );
 }
@@ -97,6 +108,7 @@ export function readHost(raw: unknown): HostRead {
       return { tag: 'invalid', kind: 'type', reason: `the context holds the number ${String(raw)}, which is not a safe integer (use a bigint)` };
     case 'object': {
       if (raw === null) return { tag: 'absent' };
+      if (raw instanceof Unavailable) return { tag: 'invalid', kind: 'value', reason: raw.reason };
       if (raw instanceof TimestampValue || raw instanceof CaseInsensitiveText || Array.isArray(raw)) return { tag: 'value', value: raw };
       if (raw instanceof Date) {
         const ts = TimestampValue.fromDate(raw);

@@ -12,7 +12,7 @@ function over<R extends object>(repo: R, overrides: Partial<R>): R {
 }
 
 export function cachedRepositories(base: Repositories, view: CacheView): Repositories {
-  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces } = base;
+  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls } = base;
   return {
     ...base,
     memo: (organizationId, key, load) => view.memo(organizationId, key, load),
@@ -34,6 +34,11 @@ export function cachedRepositories(base: Repositories, view: CacheView): Reposit
     }),
     contractInterfaces: over(contractInterfaces, {
       list: (organizationId: string) => view.memo(organizationId, 'contract-interfaces', () => contractInterfaces.list(organizationId)),
+    }),
+    // Every activity of an organization with controls counts toward them (migration 018's trigger
+    // bumps the generation), so the hot path reads the list from memory: none costs no query.
+    velocityControls: over(velocityControls, {
+      list: (organizationId: string) => view.memo(organizationId, 'velocity-controls', () => velocityControls.list(organizationId)),
     }),
     wallets: over(wallets, {
       get: (organizationId: string, id: string) => view.memo(organizationId, `wallet:${id}`, () => wallets.get(organizationId, id)),

@@ -27,6 +27,7 @@ import * as m014 from './migrations/014_verified_contacts_auth_proxy.js';
 import * as m015 from './migrations/015_cache_generations.js';
 import * as m016 from './migrations/016_audit_streams.js';
 import * as m017 from './migrations/017_quota_counts.js';
+import * as m018 from './migrations/018_velocity_controls.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015_cache_generations': m015,
   '016_audit_streams': m016,
   '017_quota_counts': m017,
+  '018_velocity_controls': m018,
 };
 
 class StaticMigrations implements MigrationProvider {
@@ -273,4 +275,10 @@ export function violatedUnique(err: unknown): string | undefined {
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** A row that names another that is gone (PostgreSQL 23503, SQLite's foreign key constraint). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }

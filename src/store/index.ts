@@ -33,6 +33,7 @@ import { RateLimitsRepo } from './repositories/rate-limits.js';
 import { QuotasRepo } from './repositories/quotas.js';
 import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
+import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -57,6 +58,7 @@ export type { BucketRequest, BucketState } from './repositories/rate-limits.js';
 export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
+export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -93,6 +95,7 @@ export interface Repositories {
   quotas: QuotasRepo;
   otps: OtpsRepo;
   authProxyConfigs: AuthProxyConfigsRepo;
+  velocityControls: VelocityControlsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -132,6 +135,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     quotas: new QuotasRepo(db),
     otps: new OtpsRepo(db),
     authProxyConfigs: new AuthProxyConfigsRepo(db),
+    velocityControls: new VelocityControlsRepo(db),
   };
 }
 
@@ -220,9 +224,9 @@ export class Store {
 
   /**
    * Runs `fn` in one transaction: all of its writes, and the audit entries it appends, commit
-   * together or none do.
+   * together or none do. Resolves once the commit is durable, unless `durable: false`.
    */
-  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (repos: Repositories) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
     const result = await this.db.connection().execute(async (conn) => {
       await sql.raw(this.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
       try {
@@ -238,8 +242,10 @@ export class Store {
         throw err;
       }
     });
-    // Durable before anyone hears of it (SQLite syncs its log off the event loop).
-    await this.walSync?.sync();
+    // Durable before anyone hears of it (SQLite syncs its log off the event loop). `durable: false`
+    // is for a step whose result nobody hears of by itself: a later commit of the same request is
+    // synced, and its answer waits for settled(), so this one is durable before anything depends on it.
+    if (opts.durable !== false) await this.walSync?.sync();
     return result;
   }
 

@@ -129,6 +129,9 @@ export interface Database {
   rate_limits: RateLimitTable;
   otps: OtpTable;
   auth_proxy_configs: AuthProxyConfigTable;
+  velocity_controls: VelocityControlTable;
+  velocity_groups: VelocityGroupTable;
+  velocity_counts: VelocityCountTable;
 }
 
 export interface WalletTable {
@@ -431,4 +434,31 @@ export interface RateLimitTable {
   rate: number;
   burst: number;
   updated_at: number;
+}
+
+/** A velocity control (migration 018): data source and aggregation as the JSON the client sent. */
+export interface VelocityControlTable {
+  id: string;
+  organization_id: string;
+  identifier: string;
+  name: string;
+  data_source: string;
+  aggregation: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One group of a control (the organization, a user, a wallet): the row a reservation locks. */
+export interface VelocityGroupTable {
+  control_id: string;
+  group_key: string;
+  organization_id: string;
+}
+
+/** What counted in one time bucket of a group: a decimal string of the amount × 10^18. */
+export interface VelocityCountTable {
+  control_id: string;
+  group_key: string;
+  bucket: number;
+  amount: string;
 }

@@ -133,6 +133,7 @@ export class OrganizationsRepo {
       'import_bundles',
       'policies',
       'smart_contract_interfaces',
+      'velocity_controls',
       'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();

@@ -19,8 +19,9 @@
 //                          "applies": true | false } ],             // optional: outcome.ts verdict
 //       "note": "…" }
 // Context encoding: JSON numbers must be safe integers; {"$int": "<decimal>"} is a bigint,
-// {"$time": "<ISO 8601>"} a Date, {"$ci": "<text>"} a case-insensitive string (values.ts), and
-// {"$number": "<decimal>"} a JS number that may be unsafe on purpose (to test that it is refused).
+// {"$time": "<ISO 8601>"} a Date, {"$ci": "<text>"} a case-insensitive string (values.ts),
+// {"$number": "<decimal>"} a JS number that may be unsafe on purpose (to test that it is refused), and
+// {"$unavailable": "<reason>"} a value the pipeline cannot provide (a velocity control that vanished).
 // `with` is merged into the named context: objects merge key by key, `null` deletes a key,
 // anything else (arrays included) replaces.
 //
@@ -36,7 +37,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { CompiledPolicyExpression, EvaluationResult, ExpressionKind, PolicyContext, PolicyEffect } from '../../../src/policy/index.js';
-import { caseInsensitive, compilePolicyExpression, evaluatePolicyExpression, fieldMatches } from '../../../src/policy/index.js';
+import { Unavailable, caseInsensitive, compilePolicyExpression, evaluatePolicyExpression, fieldMatches } from '../../../src/policy/index.js';
 
 const CORPUS_DIR = fileURLToPath(new URL('../../policy/corpus/', import.meta.url));
 const FIELDS: readonly ExpressionKind[] = ['condition', 'consensus', 'time'];
@@ -108,6 +109,7 @@ function decode(value: Json, where: string): unknown {
     if (key === '$int') return BigInt(raw);
     if (key === '$ci') return caseInsensitive(raw);
     if (key === '$number') return Number(raw);
+    if (key === '$unavailable') return new Unavailable(raw);
     if (key === '$time') {
       const date = new Date(raw);
       if (Number.isNaN(date.getTime())) throw new Error(`${where}: invalid $time ${raw}`);

@@ -161,4 +161,5 @@ export const FULL_CONTEXT: PolicyContext = {
   },
   secret: { static_properties: { k: 'creditCard' } },
   time: { now: new Date('2026-03-10T14:00:00Z') },
+  controls: { k: true },
 };

@@ -28,9 +28,13 @@ function accessPaths(type: PolicyType, path: string, out: string[]): void {
 }
 
 describe('evaluation context', () => {
-  it('assigns every top-level keyword to exactly one policy field', () => {
+  it('assigns every top-level keyword to exactly one policy field (velocity controls to condition and consensus)', () => {
     const assigned = Object.values(KEYWORDS_BY_KIND).flat().sort();
-    expect(assigned).toEqual(Object.keys(ROOT.fields).sort());
+    expect([...new Set(assigned)]).toEqual(Object.keys(ROOT.fields).sort());
+    // `controls` is read by conditions and consensus alike (issue 17); every other keyword by one field.
+    expect(assigned.filter((k, i) => assigned.indexOf(k) !== i)).toEqual(['controls']);
+    expect(KEYWORDS_BY_KIND.condition).toContain('controls');
+    expect(KEYWORDS_BY_KIND.consensus).toContain('controls');
     expect(kindOfKeyword('approvers')).toBe('consensus');
     expect(kindOfKeyword('eth')).toBe('condition');
     expect(kindOfKeyword('time')).toBe('time');

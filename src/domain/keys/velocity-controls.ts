@@ -1,0 +1,329 @@
+// Velocity controls (issue 17; @turnkey/http 6.6.0 v1CreateVelocityControlIntent, v1VelocityControl):
+// a named aggregate over time that policies read as `controls.<identifier>`. This file holds what a
+// control is and the rules of create_velocity_control / delete_velocity_control; what counts toward
+// a control and when is src/domain/keys/velocity-limits.ts.
+//
+// Rules at creation (each refusal is a 400 that changes nothing):
+// - `identifier` is an identifier of the policy language (`[A-Za-z_][A-Za-z0-9_]*`, at most 64
+//   characters, not `true`, `false` or `in`), unique in the organization, so `controls.<identifier>`
+//   parses; `name` is a non-empty label of at most 256 characters.
+// - `dataSource` names exactly one source. `activityExecution`: COUNT of executed activities,
+//   optionally of the listed types (each listed type stands for every version of it, as
+//   `activity.kind` does, so an older type value cannot slip past a limit). `chainAssetTransfer`:
+//   the transfers signed activities authorize; Sigil measures Ethereum native value so far
+//   (`eip155:<chainId>/slip44:60`, decimals "18", from the `eth.tx` of `sign_transaction`), and
+//   refuses other assets rather than accept a limit it would never count toward; `phase` may be
+//   `signature` (the default: measured when Sigil signs), not the reserved `submission`.
+// - `aggregation`: `method` COUNT for activityExecution, SUM (amounts in the asset's whole units,
+//   so "10" is 10 ether) or COUNT (transfers) for chainAssetTransfer; `operator` one of the five; `threshold` a
+//   non-negative decimal string of at most 38 digits, at most 18 of them after the point; `window`
+//   exactly one of `rolling {duration}` (whole seconds, 1 to 10 years) and `infinite`; `groupBy`
+//   exactly one of `organization`, `user`, `wallet`.
+// - an organization holds at most 100 controls.
+//
+// Deleting a control that a policy of the organization reads is refused, naming the policies: a
+// limit cannot disappear from under the policy that enforces it (drop or change the policy first).
+import { SigilError, badRequestDetail, invalid, notFound } from '../../errors/errors.js';
+import { isUniqueViolation, type Repositories, type VelocityControlRow } from '../../store/index.js';
+import { checkName } from '../contacts.js';
+import type { ActivityContext } from '../context.js';
+import { loadCompiledPolicies } from '../policies.js';
+import { activityKind } from '../policy-context.js';
+import { timestamp } from '../records.js';
+
+export const COUNT = 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT';
+export const SUM = 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM';
+export const OPERATORS = [
+  'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN',
+  'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL',
+  'VELOCITY_CONTROL_AGGREGATION_OPERATOR_EQUAL',
+  'VELOCITY_CONTROL_AGGREGATION_OPERATOR_GREATER_THAN_OR_EQUAL',
+  'VELOCITY_CONTROL_AGGREGATION_OPERATOR_GREATER_THAN',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/** Controls an organization may hold. */
+export const MAX_CONTROLS = 100;
+/** Longest rolling window: ten years of seconds. */
+export const MAX_WINDOW_SECONDS = 10 * 366 * 24 * 3600;
+/** Amounts are fixed-point with the threshold's 18 fractional digits. */
+export const SCALE = 10n ** 18n;
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const RESERVED = new Set(['true', 'false', 'in']);
+const THRESHOLD = /^([0-9]+)(?:\.([0-9]+))?$/;
+const DURATION = /^[1-9][0-9]{0,9}$/;
+
+export type GroupBy = 'organization' | 'user' | 'wallet';
+
+/** Ethereum native value on one chain, the asset Sigil measures transfers of (CAIP-19). */
+const ETH_NATIVE = /^eip155:([1-9][0-9]{0,19})\/slip44:60$/;
+
+/** What a control measures. */
+export type ControlSource =
+  | { kind: 'activityExecution' }
+  /** Ethereum native value sent on the listed chain ids; SUM in wei (= whole ether × 10^18), or COUNT of transfers. */
+  | { kind: 'chainAssetTransfer'; chainIds: ReadonlySet<bigint>; method: 'SUM' | 'COUNT' };
+
+/** A control as the engine uses it: parsed once from its row. */
+export interface VelocityControl {
+  id: string;
+  identifier: string;
+  source: ControlSource;
+  /** Activity kinds (`SIGN_RAW_PAYLOAD`) that count; undefined: every activity. */
+  kinds?: ReadonlySet<string>;
+  operator: Operator;
+  /** threshold × 10^18 */
+  threshold: bigint;
+  /** Rolling window in seconds; undefined: infinite. */
+  windowSeconds?: number;
+  groupBy: GroupBy;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function refuse(field: string, description: string): SigilError {
+  return invalid(`invalid velocity control: ${field}: ${description}`, [badRequestDetail([{ field, description }])]);
+}
+
+/** The one member of a "oneof" object that is set; refuses none or several. */
+function oneOf(value: unknown, field: string, members: readonly string[]): string {
+  const set = isObject(value) ? members.filter((m) => value[m] !== undefined && value[m] !== null) : [];
+  if (set.length !== 1) throw refuse(field, `must set exactly one of ${members.join(', ')}${set.length > 1 ? ` (got ${set.join(' and ')})` : ''}`);
+  return set[0];
+}
+
+/** A decimal string of the aggregate's scale (×10^18), or a refusal naming `field`. */
+export function parseThreshold(text: unknown, field = 'aggregation.threshold'): bigint {
+  const m = typeof text === 'string' ? THRESHOLD.exec(text) : null;
+  if (!m) throw refuse(field, 'must be a non-negative base-10 decimal string such as "10" or "0.5"');
+  const [, whole, fraction = ''] = m;
+  if (fraction.length > 18) throw refuse(field, `has ${fraction.length} fractional digits; at most 18`);
+  if (whole.length + fraction.length > 38) throw refuse(field, `has ${whole.length + fraction.length} digits; at most 38`);
+  return BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0') || '0');
+}
+
+/** An aggregate (×10^18) as the decimal string a threshold is written in. */
+export function formatAmount(scaled: bigint): string {
+  const whole = scaled / SCALE;
+  const fraction = (scaled % SCALE).toString().padStart(18, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : `${whole}`;
+}
+
+function checkActivityFilter(filter: unknown, field: string, knownTypes: ReadonlySet<string>): string[] | undefined {
+  if (filter === undefined || filter === null) return undefined;
+  const list = (filter as Json).activity;
+  if (list === undefined || list === null) return undefined;
+  if (!Array.isArray(list) || list.length === 0) throw refuse(`${field}.activity`, 'must list at least one activity type, or be left out to count every activity');
+  return list.map((entry, i) => {
+    const type = isObject(entry) ? entry.activityType : undefined;
+    if (typeof type !== 'string' || !knownTypes.has(type)) {
+      throw refuse(`${field}.activity[${i}].activityType`, `${JSON.stringify(String(type).slice(0, 80))} is not an activity type (ACTIVITY_TYPE_…)`);
+    }
+    return type;
+  });
+}
+
+/**
+ * Checks a create_velocity_control intent and answers the control it describes. `knownTypes` are
+ * the activity type values of the API (src/schemas), which the filter's entries must be.
+ */
+export function checkControlIntent(p: Json, knownTypes: ReadonlySet<string>): Omit<VelocityControl, 'id'> & { name: string } {
+  if (typeof p.identifier !== 'string' || !IDENTIFIER.test(p.identifier) || RESERVED.has(p.identifier)) {
+    throw refuse(
+      'identifier',
+      `${JSON.stringify(String(p.identifier).slice(0, 80))} cannot be read as controls.<identifier>: use letters, digits and underscores, not starting with a digit, at most 64 characters (and not true, false or in)`,
+    );
+  }
+  checkName(String(p.name ?? ''), 'name');
+  const sourceName = oneOf(p.dataSource, 'dataSource', ['chainAssetTransfer', 'activityExecution']);
+  const sourceBody = (p.dataSource as Json)[sourceName] as Json;
+  if (!isObject(sourceBody)) throw refuse(`dataSource.${sourceName}`, 'must be an object');
+  const types = checkActivityFilter(sourceBody.filter, `dataSource.${sourceName}.filter`, knownTypes);
+  const a = p.aggregation as Json;
+  let source: ControlSource;
+  if (sourceName === 'activityExecution') {
+    if (a.method !== COUNT) throw refuse('aggregation.method', `${JSON.stringify(a.method)}: an activityExecution source is counted (${COUNT})`);
+    source = { kind: 'activityExecution' };
+  } else {
+    source = checkAssetTransfer(sourceBody, a.method);
+  }
+  if (!OPERATORS.includes(a.operator as Operator)) throw refuse('aggregation.operator', `must be one of ${OPERATORS.join(', ')}`);
+  const threshold = parseThreshold(a.threshold);
+  const window = oneOf(a.window, 'aggregation.window', ['rolling', 'infinite']);
+  let windowSeconds: number | undefined;
+  if (window === 'rolling') {
+    const duration = ((a.window as Json).rolling as Json).duration;
+    if (typeof duration !== 'string' || !DURATION.test(duration) || Number(duration) > MAX_WINDOW_SECONDS) {
+      throw refuse('aggregation.window.rolling.duration', `must be a whole number of seconds from 1 to ${MAX_WINDOW_SECONDS}, as a string`);
+    }
+    windowSeconds = Number(duration);
+  } else if (!isObject((a.window as Json).infinite)) {
+    throw refuse('aggregation.window.infinite', 'must be an object ({})');
+  }
+  const groupBy = oneOf(a.groupBy, 'aggregation.groupBy', ['organization', 'user', 'wallet']) as GroupBy;
+  if (!isObject((a.groupBy as Json)[groupBy])) throw refuse(`aggregation.groupBy.${groupBy}`, 'must be an object ({})');
+  return {
+    identifier: p.identifier,
+    name: String(p.name),
+    source,
+    kinds: types ? new Set(types.map(activityKind)) : undefined,
+    operator: a.operator as Operator,
+    threshold,
+    windowSeconds,
+    groupBy,
+  };
+}
+
+/** A chainAssetTransfer source Sigil measures: Ethereum native value only, for now. */
+function checkAssetTransfer(body: Json, method: unknown): ControlSource {
+  const field = 'dataSource.chainAssetTransfer';
+  if (method !== SUM && method !== COUNT) throw refuse('aggregation.method', `must be ${SUM} or ${COUNT}`);
+  const definition = body.definition;
+  if (!Array.isArray(definition) || definition.length === 0) throw refuse(`${field}.definition`, 'must list at least one asset');
+  const chainIds = new Set<bigint>();
+  definition.forEach((d, i) => {
+    const caip19 = isObject(d) ? d.caip19 : undefined;
+    const m = typeof caip19 === 'string' ? ETH_NATIVE.exec(caip19) : null;
+    if (!m) {
+      throw refuse(
+        `${field}.definition[${i}].caip19`,
+        `${JSON.stringify(String(caip19).slice(0, 80))}: this Sigil measures Ethereum native value only (eip155:<chainId>/slip44:60); a limit on an asset it does not measure would never hold`,
+      );
+    }
+    if ((d as Json).decimals !== '18') throw refuse(`${field}.definition[${i}].decimals`, `ether has 18 decimals, got ${JSON.stringify((d as Json).decimals)}`);
+    if (chainIds.has(BigInt(m[1]))) throw refuse(`${field}.definition[${i}].caip19`, `${caip19} is listed twice`);
+    chainIds.add(BigInt(m[1]));
+  });
+  const phase = body.phase;
+  if (phase !== undefined && phase !== null) {
+    const which = oneOf(phase, `${field}.phase`, ['signature', 'submission']);
+    if (which === 'submission') throw refuse(`${field}.phase.submission`, 'is reserved; transfers are measured when Sigil signs them (signature)');
+  }
+  return { kind: 'chainAssetTransfer', chainIds, method: method === SUM ? 'SUM' : 'COUNT' };
+}
+
+/** The engine's view of a stored control (rows were checked when created). */
+export function controlOf(row: VelocityControlRow): VelocityControl {
+  const stored = JSON.parse(row.data_source) as Json;
+  const a = JSON.parse(row.aggregation) as Json;
+  const body = (stored.activityExecution ?? stored.chainAssetTransfer) as Json;
+  const filter = (body.filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
+  const source: ControlSource = stored.chainAssetTransfer
+    ? {
+        kind: 'chainAssetTransfer',
+        chainIds: new Set(((stored.chainAssetTransfer as Json).definition as { caip19: string }[]).map((d) => BigInt(ETH_NATIVE.exec(d.caip19)![1]))),
+        method: a.method === SUM ? 'SUM' : 'COUNT',
+      }
+    : { kind: 'activityExecution' };
+  const rolling = (a.window as Json).rolling as Json | undefined;
+  const groupBy = (['organization', 'user', 'wallet'] as const).find((g) => (a.groupBy as Json)[g] !== undefined)!;
+  return {
+    id: row.id,
+    identifier: row.identifier,
+    source,
+    kinds: filter ? new Set(filter.map((f) => activityKind(f.activityType))) : undefined,
+    operator: a.operator as Operator,
+    threshold: parseThreshold(a.threshold),
+    windowSeconds: rolling ? Number(rolling.duration) : undefined,
+    groupBy,
+  };
+}
+
+/** The v1VelocityControl record. */
+export function velocityControlRecord(row: VelocityControlRow) {
+  return {
+    velocityControlId: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    dataSource: JSON.parse(row.data_source),
+    aggregation: JSON.parse(row.aggregation),
+    createdAt: timestamp(row.created_at),
+    updatedAt: timestamp(row.updated_at),
+    identifier: row.identifier,
+  };
+}
+
+export async function requireVelocityControl(repos: Repositories, organizationId: string, id: string): Promise<VelocityControlRow> {
+  const row = await repos.velocityControls.get(organizationId, id);
+  if (!row) throw notFound(`velocity control not found: ${id}`);
+  return row;
+}
+
+function identifierTaken(identifier: string): SigilError {
+  return refuse('identifier', `velocity control identifier must be unique: the organization already has a control "${identifier}"`);
+}
+
+/** Keeps only the members the API defines, so what is stored and shown is exactly the intent's. */
+function storedDataSource(p: Json): Json {
+  const source = p.dataSource as Json;
+  const name = source.chainAssetTransfer !== undefined && source.chainAssetTransfer !== null ? 'chainAssetTransfer' : 'activityExecution';
+  const body = source[name] as Json;
+  const filter = (body.filter as Json | undefined)?.activity as { activityType: string }[] | undefined;
+  const out: Json = filter ? { filter: { activity: filter.map((f) => ({ activityType: f.activityType })) } } : {};
+  if (name === 'chainAssetTransfer') {
+    out.definition = (body.definition as Json[]).map((d) => ({ caip19: d.caip19, decimals: d.decimals }));
+    out.phase = { signature: {} };
+  }
+  return { [name]: out };
+}
+
+function storedAggregation(p: Json): Json {
+  const a = p.aggregation as Json;
+  const rolling = (a.window as Json).rolling as Json | undefined;
+  const groupBy = (['organization', 'user', 'wallet'] as const).find((g) => (a.groupBy as Json)[g] !== undefined && (a.groupBy as Json)[g] !== null)!;
+  return {
+    method: a.method,
+    operator: a.operator,
+    threshold: a.threshold,
+    window: rolling ? { rolling: { duration: rolling.duration } } : { infinite: {} },
+    groupBy: { [groupBy]: {} },
+  };
+}
+
+export async function createVelocityControl(ctx: ActivityContext, p: Json, knownTypes: ReadonlySet<string>): Promise<{ velocityControlId: string }> {
+  const checked = checkControlIntent(p, knownTypes);
+  const orgId = ctx.organization.id;
+  const existing = await ctx.repos.velocityControls.list(orgId);
+  if (existing.some((c) => c.identifier === checked.identifier)) throw identifierTaken(checked.identifier);
+  if (existing.length >= MAX_CONTROLS) {
+    throw new SigilError('RATE_LIMIT_EXCEEDED', `organization has exceeded maximum velocity controls: it holds at most ${MAX_CONTROLS}`);
+  }
+  const id = ctx.newId();
+  try {
+    await ctx.repos.velocityControls.insert({
+      id,
+      organization_id: orgId,
+      identifier: checked.identifier,
+      name: checked.name,
+      data_source: JSON.stringify(storedDataSource(p)),
+      aggregation: JSON.stringify(storedAggregation(p)),
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    });
+  } catch (err) {
+    // A concurrent creation took the identifier between the check and the insert.
+    if (isUniqueViolation(err)) throw identifierTaken(checked.identifier);
+    throw err;
+  }
+  return { velocityControlId: id };
+}
+
+export async function deleteVelocityControl(ctx: ActivityContext, id: string): Promise<{ velocityControlId: string }> {
+  const orgId = ctx.organization.id;
+  const row = await requireVelocityControl(ctx.repos, orgId, id);
+  // Taken as create_policy takes it (src/domain/quotas.ts), so a policy naming this control cannot
+  // be created between the check below and the delete.
+  await ctx.repos.quotas.lockCount('policies', orgId);
+  const users = (await loadCompiledPolicies(ctx.repos, orgId)).filter((policy) => policy.controls.has(row.identifier));
+  if (users.length > 0) {
+    const named = users.map((policy) => `${JSON.stringify(policy.name)} (${policy.id})`).join(', ');
+    throw invalid(`velocity control "${row.identifier}" is read by ${users.length === 1 ? 'policy' : 'policies'} ${named}: update or delete ${users.length === 1 ? 'it' : 'them'} first`, [
+      badRequestDetail([{ field: 'velocityControlId', description: `read as controls.${row.identifier} by ${users.map((u) => u.id).join(', ')}` }]),
+    ]);
+  }
+  await ctx.repos.velocityControls.delete(orgId, row.id);
+  return { velocityControlId: row.id };
+}

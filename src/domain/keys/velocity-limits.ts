@@ -1,0 +1,259 @@
+// What counts toward velocity controls, and when (issue 17). The semantics, which the reference's
+// public material leaves open:
+//
+// `controls.<identifier>` is a bool: true when the control's aggregate over its window, for the
+// group of the activity being judged and COUNTING THAT ACTIVITY, satisfies `operator threshold`.
+// So "at most 10 signatures a day" is a control {COUNT, LESS_THAN_OR_EQUAL, 10, rolling 86400} read
+// as `EFFECT_DENY … !controls.daily` (or `EFFECT_ALLOW … controls.daily`): the eleventh signature
+// makes the aggregate 11, the control false, and the activity is refused. An activity the control's
+// filter does not count adds nothing, so the control then says whether the aggregate so far holds.
+//
+// What counts: an activityExecution control counts 1 for each executed activity whose kind (its
+// type without `_V<n>`: every version of a listed type) it lists, or for every activity when it
+// lists none. A chainAssetTransfer control counts the Ethereum native value (wei, i.e. ether ×
+// 10^18, the scale thresholds are kept in) of each signed Ethereum transaction on a listed chain
+// (`eth.tx.value` where `eth.tx.chain_id` matches), or 1 per such transfer for COUNT; ERC-20 and
+// other chains' transfers are not measured yet, and such controls cannot be created. An activity
+// counts when it executes: at submission when it is allowed outright, after
+// the deciding approval when it waited for consensus; a denied, rejected or failed activity never
+// counts, nor one still waiting. The root quorum's activities count too (the root quorum bypasses
+// the policies that read a control, not the control's arithmetic).
+//
+// Groups: `organization` is one group; `user` is the submitter; `wallet` is the wallet the policy
+// engine sees as the `wallet` keyword (the wallet a signing or export activity signs with or acts
+// on). An activity without one does not count toward wallet controls, and reading such a control
+// for it is a missing field (as `wallet.id` is): a DENY reading it does not apply, an ALLOW does not
+// allow.
+//
+// Windows: `infinite` is one bucket. A rolling window of D seconds is kept in buckets of
+// w = max(1, floor(D / 100)) seconds; what executed in bucket b ([b·w, (b+1)·w)) counts while any of
+// the bucket is within the last D seconds, so an execution counts for at least D and at most D + w
+// seconds: never less than the window, at most 1% longer. A check reads at most ~101 bucket rows,
+// however long the history (older buckets are deleted as they fall out).
+//
+// Cannot be raced: the engine measures the controls the organization's policies read, decides, and
+// if the activity is allowed reserves its counts in a short transaction that first locks each
+// (control, group) row in a fixed order, re-measures, and proceeds only if every control still says
+// what the decision was made on (otherwise it measures and decides again). The reservation commits
+// before the activity executes and is released if the activity then fails; a process that dies in
+// between leaves it counted (fails closed). An activity that waited for consensus is measured,
+// decided, executed and counted in the deciding approval's own transaction, under the same locks.
+import { Unavailable, type Controls, type PolicyContext } from '../../policy/index.js';
+import { SigilError } from '../../errors/errors.js';
+import type { Repositories } from '../../store/index.js';
+import { activityKind } from '../policy-context.js';
+import { SCALE, controlOf, type Operator, type VelocityControl } from './velocity-controls.js';
+
+/** One group of one control, and what the activity adds to it. */
+export interface Contribution {
+  control: VelocityControl;
+  groupKey: string;
+  amount: bigint;
+}
+
+/** What the engine measured for one activity. */
+export interface Measurement {
+  /** The `controls` keyword, one per policy context of the activity (a batch has several). */
+  controls: Controls[];
+  /** What the activity adds to each of its groups when it executes. */
+  contributions: Contribution[];
+  /** The groups the decision read, with the aggregate before this activity. */
+  read: Map<string, { control: VelocityControl; groupKey: string; before: bigint }>;
+  /** The velocity time the measurement was made at (ms). */
+  at: number;
+}
+
+/** A reservation: bucket amounts added, to take back if the activity fails. */
+export interface Reservation {
+  entries: { controlId: string; groupKey: string; bucket: number; amount: bigint }[];
+}
+
+const keyOf = (controlId: string, groupKey: string) => `${controlId}\u0000${groupKey}`;
+
+/** The organization's controls, parsed once per cache generation. Costs no query when cached. */
+export async function controlsOf(repos: Repositories, organizationId: string): Promise<readonly VelocityControl[]> {
+  return repos.memo(organizationId, 'velocity-controls-parsed', async () => (await repos.velocityControls.list(organizationId)).map(controlOf));
+}
+
+function groupKeyOf(control: VelocityControl, userId: string, context: PolicyContext): string | undefined {
+  switch (control.groupBy) {
+    case 'organization':
+      return 'organization';
+    case 'user':
+      return `user:${userId}`;
+    case 'wallet':
+      return context.wallet ? `wallet:${context.wallet.id}` : undefined;
+  }
+}
+
+/** A policy integer (bigint, or a safe-integer number) as a bigint. */
+const big = (v: unknown): bigint | undefined => (typeof v === 'bigint' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : undefined);
+
+/**
+ * What one policy context of the activity adds to a control (×10^18). activityExecution: 1 if the
+ * control counts the activity's kind. chainAssetTransfer: the Ethereum native value the signed
+ * transaction sends (`eth.tx.value`, wei, which is ether × 10^18 exactly) when its `eth.tx.chain_id`
+ * is a listed chain, or 1 per such transfer for COUNT; 0 for anything else.
+ */
+function amountOf(control: VelocityControl, kind: string, context: PolicyContext): bigint {
+  if (control.kinds && !control.kinds.has(kind)) return 0n;
+  if (control.source.kind === 'activityExecution') return SCALE;
+  const tx = context.eth?.tx;
+  const chainId = big(tx?.chain_id);
+  const value = big(tx?.value);
+  if (chainId === undefined || value === undefined || value <= 0n || !control.source.chainIds.has(chainId)) return 0n;
+  return control.source.method === 'SUM' ? value : SCALE;
+}
+
+function holds(operator: Operator, aggregate: bigint, threshold: bigint): boolean {
+  switch (operator) {
+    case 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN':
+      return aggregate < threshold;
+    case 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL':
+      return aggregate <= threshold;
+    case 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_EQUAL':
+      return aggregate === threshold;
+    case 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_GREATER_THAN_OR_EQUAL':
+      return aggregate >= threshold;
+    case 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_GREATER_THAN':
+      return aggregate > threshold;
+  }
+}
+
+/** Bucket width in ms (0: the infinite window's single bucket). */
+function bucketMs(control: VelocityControl): number {
+  return control.windowSeconds === undefined ? 0 : Math.max(1, Math.floor(control.windowSeconds / 100)) * 1000;
+}
+
+function currentBucket(control: VelocityControl, at: number): number {
+  const w = bucketMs(control);
+  return w === 0 ? 0 : Math.floor(at / w);
+}
+
+/** The first bucket still (partly) inside the window at `at`. */
+function firstBucket(control: VelocityControl, at: number): number {
+  const w = bucketMs(control);
+  return w === 0 ? 0 : Math.floor((at - control.windowSeconds! * 1000) / w);
+}
+
+async function aggregate(repos: Repositories, control: VelocityControl, groupKey: string, at: number): Promise<bigint> {
+  const rows = await repos.velocityControls.amounts(control.id, groupKey, firstBucket(control, at));
+  return rows.reduce((sum, r) => sum + BigInt(r.amount), 0n);
+}
+
+/** Locks the groups in a fixed order (no two transactions wait on each other); false if a control is gone. */
+async function lockAll(repos: Repositories, organizationId: string, groups: Iterable<{ control: VelocityControl; groupKey: string }>): Promise<boolean> {
+  const sorted = [...new Map([...groups].map((g) => [keyOf(g.control.id, g.groupKey), g])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [, g] of sorted) if (!(await repos.velocityControls.lockGroup(organizationId, g.control.id, g.groupKey))) return false;
+  return true;
+}
+
+/**
+ * Measures the controls for an activity judged over `contexts` (its own policy contexts, one per
+ * element of a batch). `reading` are the identifiers the organization's policies read. Undefined
+ * when the organization has no controls and its policies read none: nothing to measure or count.
+ * With `lock`, every group is locked before it is read (inside a transaction).
+ */
+export async function measure(input: {
+  cached: Repositories;
+  repos: Repositories;
+  organizationId: string;
+  type: string;
+  userId: string;
+  contexts: PolicyContext[];
+  reading: ReadonlySet<string>;
+  at: number;
+  lock?: boolean;
+}): Promise<Measurement | undefined> {
+  const controls = await controlsOf(input.cached, input.organizationId);
+  if (controls.length === 0 && input.reading.size === 0) return undefined;
+  const kind = activityKind(input.type);
+  const contributions = new Map<string, Contribution>();
+  const wanted = new Map<string, { control: VelocityControl; groupKey: string }>();
+  const perContext = input.contexts.map((context) => {
+    const groups = new Map<string, string>();
+    for (const control of controls) {
+      const groupKey = groupKeyOf(control, input.userId, context);
+      if (groupKey === undefined) continue;
+      groups.set(control.id, groupKey);
+      const amount = amountOf(control, kind, context);
+      const key = keyOf(control.id, groupKey);
+      if (amount > 0n) {
+        // An activity counts once per group; transfers add up (a batch's elements each send theirs).
+        const earlier = contributions.get(key)?.amount ?? 0n;
+        const total = control.source.kind === 'activityExecution' ? amount : earlier + amount;
+        contributions.set(key, { control, groupKey, amount: total });
+      }
+      if (input.reading.has(control.identifier)) wanted.set(key, { control, groupKey });
+    }
+    return groups;
+  });
+  if (input.lock && !(await lockAll(input.repos, input.organizationId, [...wanted.values(), ...contributions.values()]))) {
+    throw new SigilError('CONFLICT', 'a velocity control was deleted while this activity was being counted; submit it again');
+  }
+  const read = new Map<string, { control: VelocityControl; groupKey: string; before: bigint }>();
+  for (const [key, g] of wanted) read.set(key, { ...g, before: await aggregate(input.repos, g.control, g.groupKey, input.at) });
+  const byIdentifier = new Map(controls.map((c) => [c.identifier, c]));
+  const values = perContext.map((groups) => {
+    const out: Record<string, boolean | Unavailable> = {};
+    for (const identifier of input.reading) {
+      const control = byIdentifier.get(identifier);
+      if (!control) {
+        out[identifier] = new Unavailable(`velocity control '${identifier}' no longer exists`);
+        continue;
+      }
+      const groupKey = groups.get(control.id);
+      if (groupKey === undefined) continue;
+      const key = keyOf(control.id, groupKey);
+      const including = read.get(key)!.before + (contributions.get(key)?.amount ?? 0n);
+      out[identifier] = holds(control.operator, including, control.threshold);
+    }
+    return out;
+  });
+  return { controls: values, contributions: [...contributions.values()], read, at: input.at };
+}
+
+/** Whether the activity adds to a group or its decision read one: what must be reserved under locks. */
+export function needsReservation(m: Measurement | undefined): m is Measurement {
+  return m !== undefined && (m.contributions.length > 0 || m.read.size > 0);
+}
+
+/** Adds the activity's contributions to their current buckets (the caller holds the groups' locks). */
+export async function record(repos: Repositories, m: Measurement): Promise<Reservation> {
+  const entries: Reservation['entries'] = [];
+  for (const c of m.contributions) {
+    const bucket = currentBucket(c.control, m.at);
+    const [row] = (await repos.velocityControls.amounts(c.control.id, c.groupKey, bucket)).filter((r) => r.bucket === bucket);
+    await repos.velocityControls.setAmount(c.control.id, c.groupKey, bucket, String((row ? BigInt(row.amount) : 0n) + c.amount));
+    if (c.control.windowSeconds !== undefined) await repos.velocityControls.prune(c.control.id, c.groupKey, firstBucket(c.control, m.at));
+    entries.push({ controlId: c.control.id, groupKey: c.groupKey, bucket, amount: c.amount });
+  }
+  return { entries };
+}
+
+/**
+ * Inside a transaction: locks the measured groups, checks that every control the decision read
+ * still says the same, and records the contributions. 'changed' when a control moved (or was
+ * deleted) since the measurement: measure and decide again.
+ */
+export async function reserve(repos: Repositories, organizationId: string, m: Measurement): Promise<Reservation | 'changed'> {
+  if (!(await lockAll(repos, organizationId, [...m.read.values(), ...m.contributions]))) return 'changed';
+  for (const [key, r] of m.read) {
+    const now = await aggregate(repos, r.control, r.groupKey, m.at);
+    const added = m.contributions.find((c) => keyOf(c.control.id, c.groupKey) === key)?.amount ?? 0n;
+    if (holds(r.control.operator, now + added, r.control.threshold) !== holds(r.control.operator, r.before + added, r.control.threshold)) return 'changed';
+  }
+  return record(repos, m);
+}
+
+/** Takes a reservation back (the activity failed after all); in a transaction of its own. */
+export async function release(repos: Repositories, organizationId: string, reservation: Reservation): Promise<void> {
+  for (const e of reservation.entries) {
+    // A control deleted meanwhile took its counts with it.
+    if (!(await repos.velocityControls.lockGroup(organizationId, e.controlId, e.groupKey))) continue;
+    const [row] = (await repos.velocityControls.amounts(e.controlId, e.groupKey, e.bucket)).filter((r) => r.bucket === e.bucket);
+    if (!row) continue;
+    const left = BigInt(row.amount) - e.amount;
+    await repos.velocityControls.setAmount(e.controlId, e.groupKey, e.bucket, String(left > 0n ? left : 0n));
+  }
+}

@@ -1,0 +1,93 @@
+// Velocity controls and what counted toward them. SQL for the `velocity_controls`,
+// `velocity_groups` and `velocity_counts` tables (migration 018; issue 17).
+//
+// A reservation (src/domain/keys/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
+// group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read
+// and written. Two processes reserving against one control and group therefore take turns on
+// PostgreSQL; on SQLite the write transaction already excludes every other writer.
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, VelocityControlTable } from '../schema.js';
+import { applyPage, type Page } from './pagination.js';
+import { isForeignKeyViolation } from '../db.js';
+
+export type VelocityControlRow = Selectable<VelocityControlTable>;
+
+export class VelocityControlsRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: VelocityControlRow): Promise<void> {
+    await this.db.insertInto('velocity_controls').values(row).execute();
+  }
+
+  async get(organizationId: string, id: string): Promise<VelocityControlRow | undefined> {
+    return this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Every control of the organization, oldest first (what the request path reads, cached). */
+  async list(organizationId: string): Promise<VelocityControlRow[]> {
+    return this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** One page of the organization's controls, oldest first; cursors are control ids. */
+  async page(organizationId: string, page: Page): Promise<VelocityControlRow[]> {
+    const position = async (id: string) =>
+      this.db.selectFrom('velocity_controls').select(['created_at', 'id']).where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    const cursor = { after: page.after ? await position(page.after) : undefined, before: page.before ? await position(page.before) : undefined };
+    const q = this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId);
+    const { query, reversed } = applyPage(q, 'velocity_controls', page, cursor);
+    const rows = await query.execute();
+    return reversed ? rows.reverse() : rows;
+  }
+
+  async delete(organizationId: string, id: string): Promise<void> {
+    await this.db.deleteFrom('velocity_controls').where('organization_id', '=', organizationId).where('id', '=', id).execute();
+  }
+
+  /**
+   * Takes the lock of one group of a control until the transaction ends, creating its row if need be.
+   * False when the control no longer exists (deleted by a transaction that committed first).
+   */
+  async lockGroup(organizationId: string, controlId: string, groupKey: string): Promise<boolean> {
+    const control = await this.db.selectFrom('velocity_controls').select('id').where('id', '=', controlId).executeTakeFirst();
+    if (!control) return false;
+    try {
+      await this.db
+        .insertInto('velocity_groups')
+        .values({ control_id: controlId, group_key: groupKey, organization_id: organizationId })
+        .onConflict((oc) => oc.columns(['control_id', 'group_key']).doUpdateSet({ organization_id: (eb) => eb.ref('excluded.organization_id') }))
+        .execute();
+    } catch (err) {
+      // Deleted by a transaction that committed after the check above.
+      if (isForeignKeyViolation(err)) return false;
+      throw err;
+    }
+    return true;
+  }
+
+  /** The amounts of a group's buckets from `fromBucket` on. */
+  async amounts(controlId: string, groupKey: string, fromBucket: number): Promise<{ bucket: number; amount: string }[]> {
+    const rows = await this.db
+      .selectFrom('velocity_counts')
+      .select(['bucket', 'amount'])
+      .where('control_id', '=', controlId)
+      .where('group_key', '=', groupKey)
+      .where('bucket', '>=', fromBucket)
+      .execute();
+    return rows.map((r) => ({ bucket: Number(r.bucket), amount: r.amount }));
+  }
+
+  /** Sets one bucket's amount (the caller holds the group's lock and computed it). */
+  async setAmount(controlId: string, groupKey: string, bucket: number, amount: string): Promise<void> {
+    await this.db
+      .insertInto('velocity_counts')
+      .values({ control_id: controlId, group_key: groupKey, bucket, amount })
+      .onConflict((oc) => oc.columns(['control_id', 'group_key', 'bucket']).doUpdateSet({ amount: (eb) => eb.ref('excluded.amount') }))
+      .execute();
+  }
+
+  /** Drops a group's buckets before `beforeBucket`: they can no longer fall inside the window. */
+  async prune(controlId: string, groupKey: string, beforeBucket: number): Promise<void> {
+    await this.db.deleteFrom('velocity_counts').where('control_id', '=', controlId).where('group_key', '=', groupKey).where('bucket', '<', beforeBucket).execute();
+  }
+}
+
