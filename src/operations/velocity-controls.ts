@@ -13,7 +13,7 @@ import {
   deleteVelocityControl,
   requireVelocityControl,
   velocityControlRecord,
-} from '../domain/keys/velocity-controls.js';
+} from '../domain/velocity-controls.js';
 import { invalid } from '../errors/errors.js';
 import { pageLimit } from '../domain/records.js';
 import { ACTIVITY_TYPES } from '../schemas/index.js';

@@ -14,7 +14,7 @@ import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
 import { decide, decidingOrganization, includedInConsensus, ownContexts, type Decision, type DecisionInput } from './authorize.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
-import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/keys/velocity-limits.js';
+import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/velocity-limits.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
@@ -90,7 +90,7 @@ export class ActivityRunner {
 
   /**
    * The decision on a submission, with its velocity control counts reserved when it is allowed
-   * (src/domain/keys/velocity-limits.ts). An organization with no controls, whose policies read none,
+   * (src/domain/velocity-limits.ts). An organization with no controls, whose policies read none,
    * costs nothing here: both lists come from the read cache.
    */
   private async decideAndReserve(input: DecisionInput): Promise<{ decision: Decision; reservation?: Reservation }> {

@@ -1,10 +1,10 @@
 // Velocity controls below the API (issue 17): the test clock's gate (src/config/config.ts), the
-// threshold's fixed-point arithmetic (src/domain/keys/velocity-controls.ts), and which controls a
+// threshold's fixed-point arithmetic (src/domain/velocity-controls.ts), and which controls a
 // compiled expression reads, with unknown identifiers refused when the organization's are given
 // (src/policy/checker.ts).
 import { describe, expect, it } from 'vitest';
 import { loadConfig, TEST_CLOCK_CONSENT } from '../../src/config/config.js';
-import { formatAmount, parseThreshold, SCALE } from '../../src/domain/keys/velocity-controls.js';
+import { formatAmount, parseThreshold, SCALE } from '../../src/domain/velocity-controls.js';
 import { compilePolicyExpression } from '../../src/policy/index.js';
 
 describe('the test clock', () => {

@@ -1,7 +1,7 @@
 // Migration 018: velocity controls (issue 17; @turnkey/http 6.6.0 v1VelocityControl). Three tables:
 //
 // - `velocity_controls`: the controls of an organization, as created (data source and aggregation
-//   kept as the JSON the client sent, checked by src/domain/keys/velocity-controls.ts). The request
+//   kept as the JSON the client sent, checked by src/domain/velocity-controls.ts). The request
 //   path reads them from the read cache, so the table bumps its organization's cache generation
 //   like every cached table (migration 015): an organization without controls pays no query.
 // - `velocity_counts`: what counted, per control, per group (the organization, a user, a wallet)

@@ -1,7 +1,7 @@
 // Velocity controls and what counted toward them. SQL for the `velocity_controls`,
 // `velocity_groups` and `velocity_counts` tables (migration 018; issue 17).
 //
-// A reservation (src/domain/keys/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
+// A reservation (src/domain/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
 // group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read
 // and written. Two processes reserving against one control and group therefore take turns on
 // PostgreSQL; on SQLite the write transaction already excludes every other writer.

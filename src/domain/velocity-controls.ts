@@ -1,7 +1,7 @@
 // Velocity controls (issue 17; @turnkey/http 6.6.0 v1CreateVelocityControlIntent, v1VelocityControl):
 // a named aggregate over time that policies read as `controls.<identifier>`. This file holds what a
 // control is and the rules of create_velocity_control / delete_velocity_control; what counts toward
-// a control and when is src/domain/keys/velocity-limits.ts.
+// a control and when is src/domain/velocity-limits.ts.
 //
 // Rules at creation (each refusal is a 400 that changes nothing):
 // - `identifier` is an identifier of the policy language (`[A-Za-z_][A-Za-z0-9_]*`, at most 64
@@ -23,13 +23,13 @@
 //
 // Deleting a control that a policy of the organization reads is refused, naming the policies: a
 // limit cannot disappear from under the policy that enforces it (drop or change the policy first).
-import { SigilError, badRequestDetail, invalid, notFound } from '../../errors/errors.js';
-import { isUniqueViolation, type Repositories, type VelocityControlRow } from '../../store/index.js';
-import { checkName } from '../contacts.js';
-import type { ActivityContext } from '../context.js';
-import { loadCompiledPolicies } from '../policies.js';
-import { activityKind } from '../policy-context.js';
-import { timestamp } from '../records.js';
+import { SigilError, badRequestDetail, invalid, notFound } from '../errors/errors.js';
+import { isUniqueViolation, type Repositories, type VelocityControlRow } from '../store/index.js';
+import { checkName } from './contacts.js';
+import type { ActivityContext } from './context.js';
+import { loadCompiledPolicies } from './policies.js';
+import { activityKind } from './policy-context.js';
+import { timestamp } from './records.js';
 
 export const COUNT = 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT';
 export const SUM = 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM';

@@ -38,10 +38,10 @@
 // before the activity executes and is released if the activity then fails; a process that dies in
 // between leaves it counted (fails closed). An activity that waited for consensus is measured,
 // decided, executed and counted in the deciding approval's own transaction, under the same locks.
-import { Unavailable, type Controls, type PolicyContext } from '../../policy/index.js';
-import { SigilError } from '../../errors/errors.js';
-import type { Repositories } from '../../store/index.js';
-import { activityKind } from '../policy-context.js';
+import { Unavailable, type Controls, type PolicyContext } from '../policy/index.js';
+import { SigilError } from '../errors/errors.js';
+import type { Repositories } from '../store/index.js';
+import { activityKind } from './policy-context.js';
 import { SCALE, controlOf, type Operator, type VelocityControl } from './velocity-controls.js';
 
 /** One group of one control, and what the activity adds to it. */
