@@ -1,17 +1,23 @@
 // Velocity controls over token and Solana transfers (issue 17, chainAssetTransfer beyond ether),
 // end to end: a real `sigil serve` (SQLite, or PostgreSQL with SIGIL_TEST_DATABASE_URL), controls
 // created with @turnkey/http, transactions signed by @turnkey/viem (ERC-20 calls built with viem's
-// encodeFunctionData and erc20Abi) and @turnkey/solana (System and SPL TransferChecked
-// instructions). Signing only: no chain is needed, since Sigil counts what it signs. What it proves:
+// encodeFunctionData and erc20Abi) and @turnkey/solana (SystemProgram.transfer, and SPL Token
+// Transfer/TransferChecked instructions built by their layout: no SPL library is installed).
+// Signing only: no chain is needed, since Sigil counts what it signs. What it proves:
 // an 18-decimal and a 6-decimal token are summed in whole tokens and a SUM limit stops the transfer
 // that would cross it; transfer, transferFrom and approve all count; the contract address matches
 // whatever its case; other tokens and other chains do not count; a transaction moving ether and a
-// token counts once for each; a listed token's call that does not decode is refused, not guessed.
+// token counts once for each; a listed token's call that does not decode is refused, not guessed;
+// SOL transfers are summed in SOL, several per transaction; SPL TransferChecked counts toward its
+// mint (one listed on another cluster too: a Solana transaction names none), and an unchecked
+// Transfer, which names no mint, as the listed token with the fewest decimals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { createAccount } from '@turnkey/viem';
 import { encodeFunctionData, erc20Abi, maxUint256, parseEther, parseUnits, recoverTransactionAddress, type Hex } from 'viem';
+import { TurnkeySigner as SolanaSigner } from '@turnkey/solana';
+import { Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient } from '../helpers/clients.js';
 
@@ -27,6 +33,7 @@ const TOKEN6 = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
 const OTHER = '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0';
 const ALICE = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const BOB = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+const TOKEN_PROGRAM = new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
 
 async function newUser(name: string) {
   const key = newKey();
@@ -186,6 +193,116 @@ describe('chainAssetTransfer: ERC-20 tokens', () => {
     expect(await outcome(send({ to: OTHER, value: 0n, data: truncated }))).toBe('ok');
     // A token transfer alone is the fifth: over "at most 4".
     expect(await outcome(send({ to: TOKEN18, value: 0n, data: transfer }))).toBe('denied');
+    await drop(policy, ids);
+  });
+});
+
+describe('chainAssetTransfer: Solana', () => {
+  const MAINNET = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+  const DEVNET = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+  const BLOCKHASH = '11111111111111111111111111111111';
+
+  it('SOL: System Program transfers are summed in SOL (9 decimals), several in one transaction, per wallet', async () => {
+    const u = await newUser('sol sender');
+    const ids = [await assetControl('sol_limit', [{ caip19: `solana:${MAINNET}/slip44:501`, decimals: '9' }], { threshold: '2.5' })];
+    const policy = await limit('sol_limit', "activity.kind == 'SIGN_TRANSACTION' && !controls.sol_limit");
+    const signer = new SolanaSigner({ organizationId: org, client: u.client });
+    const to = Keypair.generate().publicKey;
+    const send = async (wallet: string, lamports: number[]) => {
+      const from = new PublicKey(wallet);
+      const tx = new Transaction({ recentBlockhash: BLOCKHASH, feePayer: from });
+      for (const l of lamports) tx.add(SystemProgram.transfer({ fromPubkey: from, toPubkey: to, lamports: l }));
+      try {
+        const signed = (await signer.signTransaction(tx, wallet)) as Transaction;
+        return signed.verifySignatures() ? 'ok' : 'not signed';
+      } catch (err) {
+        const m = String((err as Error).message);
+        return /policy engine denied request explicitly/.test(m) ? 'denied' : m;
+      }
+    };
+    const SOL = 1_000_000_000;
+    expect(await send(wallets.a_sol, [1.5 * SOL])).toBe('ok');
+    expect(await send(wallets.a_sol, [0.6 * SOL, 0.5 * SOL])).toBe('denied');
+    expect(await send(wallets.a_sol, [0.5 * SOL, 0.5 * SOL])).toBe('ok');
+    expect(await send(wallets.a_sol, [1])).toBe('denied');
+    // A transfer of 0 lamports moves nothing and adds nothing.
+    expect(await send(wallets.a_sol, [0])).toBe('ok');
+    // Another wallet has a limit of its own.
+    expect(await send(wallets.b_sol, [2.5 * SOL])).toBe('ok');
+    expect(await send(wallets.b_sol, [1])).toBe('denied');
+    await drop(policy, ids);
+  });
+
+  it('SPL tokens: TransferChecked counts toward its mint (6 and 9 decimals summed in whole tokens); an unchecked Transfer, which names no mint, counts as the listed token with the fewest decimals; other mints do not count', async () => {
+    const u = await newUser('spl sender');
+    const usdc = Keypair.generate().publicKey;
+    const nine = Keypair.generate().publicKey;
+    const unlisted = Keypair.generate().publicKey;
+    const ids = [
+      await assetControl(
+        'spl_limit',
+        [
+          { caip19: `solana:${MAINNET}/token:${usdc.toBase58()}`, decimals: '6' },
+          { caip19: `solana:${DEVNET}/token:${nine.toBase58()}`, decimals: '9' },
+        ],
+        { threshold: '100' },
+      ),
+    ];
+    const policy = await limit('spl_limit', "activity.kind == 'SIGN_TRANSACTION' && !controls.spl_limit");
+    const signer = new SolanaSigner({ organizationId: org, client: u.client });
+    const owner = new PublicKey(wallets.a_sol);
+    const source = Keypair.generate().publicKey;
+    const destination = Keypair.generate().publicKey;
+    const amountData = (tag: number, amount: bigint, decimals?: number) => {
+      const data = Buffer.alloc(decimals === undefined ? 9 : 10);
+      data[0] = tag;
+      data.writeBigUInt64LE(amount, 1);
+      if (decimals !== undefined) data[9] = decimals;
+      return data;
+    };
+    // SPL Token instructions by their layout: TransferChecked (12) {amount u64, decimals u8} over
+    // [source, mint, destination, owner]; Transfer (3) {amount u64} over [source, destination, owner].
+    const checked = (mint: PublicKey, amount: bigint, decimals: number) =>
+      new TransactionInstruction({
+        programId: TOKEN_PROGRAM,
+        keys: [
+          { pubkey: source, isSigner: false, isWritable: true },
+          { pubkey: mint, isSigner: false, isWritable: false },
+          { pubkey: destination, isSigner: false, isWritable: true },
+          { pubkey: owner, isSigner: true, isWritable: false },
+        ],
+        data: amountData(12, amount, decimals),
+      });
+    const unchecked = (amount: bigint) =>
+      new TransactionInstruction({
+        programId: TOKEN_PROGRAM,
+        keys: [
+          { pubkey: source, isSigner: false, isWritable: true },
+          { pubkey: destination, isSigner: false, isWritable: true },
+          { pubkey: owner, isSigner: true, isWritable: false },
+        ],
+        data: amountData(3, amount),
+      });
+    const send = async (...instructions: TransactionInstruction[]) => {
+      const tx = new Transaction({ recentBlockhash: BLOCKHASH, feePayer: owner }).add(...instructions);
+      try {
+        const signed = (await signer.signTransaction(tx, wallets.a_sol)) as Transaction;
+        return signed.verifySignatures() ? 'ok' : 'not signed';
+      } catch (err) {
+        const m = String((err as Error).message);
+        return /policy engine denied request explicitly/.test(m) ? 'denied' : m;
+      }
+    };
+    expect(await send(checked(usdc, 98_000_000n, 6))).toBe('ok');
+    // 1 whole token of the 9-decimal mint: 99 in all.
+    expect(await send(checked(nine, 1_000_000_000n, 9))).toBe('ok');
+    // Unchecked: 2,000,000 base units read as the 6-decimal token is 2 tokens, 101: refused (as the
+    // 9-decimal one it would have been 0.002 and passed).
+    expect(await send(unchecked(2_000_000n))).toBe('denied');
+    expect(await send(unchecked(1_000_000n))).toBe('ok');
+    expect(await send(checked(nine, 1n, 9))).toBe('denied');
+    // A mint the control does not list.
+    expect(await send(checked(unlisted, 10n ** 15n, 6))).toBe('ok');
     await drop(policy, ids);
   });
 });
