@@ -28,8 +28,8 @@
 // Windows: `infinite` is one bucket. A rolling window of D seconds is kept in buckets of
 // w = max(1, floor(D / 100)) seconds; what executed in bucket b ([b·w, (b+1)·w)) counts while any of
 // the bucket is within the last D seconds, so an execution counts for at least D and at most D + w
-// seconds: never less than the window, at most 1% longer. A check reads at most ~101 bucket rows,
-// however long the history (older buckets are deleted as they fall out).
+// seconds: never less than the window, at most 1% longer. Older buckets are deleted as they fall
+// out, and a check reads the group's running total (see TOTAL below), not its buckets.
 //
 // Cannot be raced: the engine measures the controls the organization's policies read, decides, and
 // if the activity is allowed reserves its counts in a short transaction that first locks each

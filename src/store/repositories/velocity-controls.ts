@@ -5,6 +5,9 @@
 // group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read
 // and written. Two processes reserving against one control and group therefore take turns on
 // PostgreSQL; on SQLite the write transaction already excludes every other writer.
+//
+// `velocity_counts.bucket` -1 is not a time: a rolling window's group keeps its running total
+// there (the sum of its stored time buckets, src/domain/velocity-limits.ts), so `prune` spares it.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VelocityControlTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
