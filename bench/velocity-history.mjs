@@ -12,6 +12,8 @@
 //      so the counts table has ~1,000,000 rows;
 //   3. at 1,000,000 in one bucket: another wallet whose 1,000,000 transfers all fall in the current
 //      bucket (a burst), on the same table: history and table size without the window's spread;
+//   4. a fresh wallet on the full table, measured in turn with 2 and 3, so that what a busy machine
+//      drifts by over the run can be told from what the history costs;
 // after a warm-up run that is not compared; each figure is the median of three rounds, since a
 // shared machine moves single runs by several percent.
 // Why it holds: a rolling window's group keeps a running total beside its buckets, so a check reads
@@ -188,13 +190,23 @@ await withDb(async (db) => {
   }
 });
 console.log(`seeded 1,000,000 transfers (100 buckets × 10,000 for the signing wallet, 999,900 more rows for 9,999 other wallets) and 1,000,000 in one bucket for another, in ${((Date.now() - seeded) / 1000).toFixed(1)} s`);
+// Interleaved, so the drift of a busy machine (or of PostgreSQL's own housekeeping) over the run
+// falls on each the same: the spread history, the burst, and a fresh wallet on the same full table.
 const at1m = [];
-for (let r = 0; r < ROUNDS; r++) at1m.push(await measureSigning(heavy, `at 1,000,000 recorded transfers, round ${r + 1}`));
 const atBurst = [];
-for (let r = 0; r < ROUNDS; r++) atBurst.push(await measureSigning(burst, `at 1,000,000 recorded transfers in one bucket (a burst), round ${r + 1}`));
-const [m0, m1, mb] = [median(at0), median(at1m), median(atBurst)];
-const pct = (x) => `${x >= m0 ? '+' : ''}${(((x - m0) / m0) * 100).toFixed(1)}%`;
-console.log(`median CPU per signature: ${m0.toFixed(0)} µs at 0; ${m1.toFixed(0)} µs (${pct(m1)}) at 1,000,000 spread over the day's 100 buckets; ${mb.toFixed(0)} µs (${pct(mb)}) at 1,000,000 in one bucket`);
+const fresh = [];
+for (let r = 0; r < ROUNDS; r++) {
+  at1m.push(await measureSigning(heavy, `at 1,000,000 recorded transfers, round ${r + 1}`));
+  atBurst.push(await measureSigning(burst, `at 1,000,000 recorded transfers in one bucket (a burst), round ${r + 1}`));
+  fresh.push(await measureSigning(await newWallet(`fresh after ${r}`), `a fresh wallet (0 of its own) on the full table, round ${r + 1}`));
+}
+const [m0, m1, mb, mf] = [median(at0), median(at1m), median(atBurst), median(fresh)];
+const pct = (x, base = m0) => `${x >= base ? '+' : ''}${(((x - base) / base) * 100).toFixed(1)}%`;
+console.log(
+  `median CPU per signature: ${m0.toFixed(0)} µs at 0 (empty table); ${m1.toFixed(0)} µs (${pct(m1)}) at 1,000,000 spread over the day's 100 buckets; ` +
+    `${mb.toFixed(0)} µs (${pct(mb)}) at 1,000,000 in one bucket; ${mf.toFixed(0)} µs (${pct(mf)}) for a fresh wallet on the full table, ` +
+    `against which the spread history is ${pct(m1, mf)} and the burst ${pct(mb, mf)}`,
+);
 await app.close();
 rmSync(dataDir, { recursive: true, force: true });
 if (schemaUrl) await dropPostgresSchema(schemaUrl.toString());
