@@ -10,9 +10,14 @@
 // - `dataSource` names exactly one source. `activityExecution`: COUNT of executed activities,
 //   optionally of the listed types (each listed type stands for every version of it, as
 //   `activity.kind` does, so an older type value cannot slip past a limit). `chainAssetTransfer`:
-//   the transfers signed activities authorize; Sigil measures Ethereum native value so far
-//   (`eip155:<chainId>/slip44:60`, decimals "18", from the `eth.tx` of `sign_transaction`), and
-//   refuses other assets rather than accept a limit it would never count toward; `phase` may be
+//   the transfers signed activities authorize, of the assets it lists (CAIP-19): Ethereum native
+//   value `eip155:<chainId>/slip44:60` (decimals "18"), ERC-20 tokens
+//   `eip155:<chainId>/erc20:0x<contract>` (decimals "0" to "18"), native SOL
+//   `solana:<cluster>/slip44:501` (decimals "9") and SPL tokens `solana:<cluster>/token:<mint>`
+//   (decimals "0" to "18"). Other assets are refused rather than accepted as a limit Sigil would
+//   never count toward. Decimals stop at 18 because amounts are kept exactly in the threshold's
+//   fixed point (18 fractional digits): a base unit of a token with d ≤ 18 decimals is exactly
+//   10^(18-d) of it, while one with more decimals would have to be rounded. `phase` may be
 //   `signature` (the default: measured when Sigil signs), not the reserved `submission`.
 // - `aggregation`: `method` COUNT for activityExecution, SUM (amounts in the asset's whole units,
 //   so "10" is 10 ether) or COUNT (transfers) for chainAssetTransfer; `operator` one of the five; `threshold` a
@@ -30,6 +35,7 @@ import type { ActivityContext } from './context.js';
 import { loadCompiledPolicies } from './policies.js';
 import { activityKind } from './policy-context.js';
 import { timestamp } from './records.js';
+import { base58 } from '@scure/base';
 
 export const COUNT = 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT';
 export const SUM = 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM';
@@ -56,14 +62,63 @@ const DURATION = /^[1-9][0-9]{0,9}$/;
 
 export type GroupBy = 'organization' | 'user' | 'wallet';
 
-/** Ethereum native value on one chain, the asset Sigil measures transfers of (CAIP-19). */
+// The CAIP-19 assets Sigil measures transfers of. Ethereum chain ids are CAIP-2 `eip155:<decimal>`;
+// contract addresses compare case-insensitively (EIP-55 checksums are a spelling, not a different
+// address). Solana references are base58 (CAIP-30: the genesis hash, usually cut to 32 characters);
+// mints are base58 public keys and compare exactly.
 const ETH_NATIVE = /^eip155:([1-9][0-9]{0,19})\/slip44:60$/;
+const ERC20 = /^eip155:([1-9][0-9]{0,19})\/erc20:(0x[0-9a-fA-F]{40})$/;
+const SOL_NATIVE = /^solana:([1-9A-HJ-NP-Za-km-z]{1,44})\/slip44:501$/;
+const SPL = /^solana:([1-9A-HJ-NP-Za-km-z]{1,44})\/token:([1-9A-HJ-NP-Za-km-z]{32,44})$/;
+const DECIMALS = /^(0|[1-9][0-9]?)$/;
+/** Most decimals a token may have: amounts are kept exactly in the threshold's 18-digit fixed point. */
+export const MAX_DECIMALS = 18;
+
+/**
+ * One listed asset, by the key a signed transaction's transfers are matched on: `eth:<chainId>`,
+ * `erc20:<chainId>:<lowercase contract>`, `sol`, `spl:<mint>`. A Solana transaction does not name
+ * its cluster (only a recent blockhash, which a signer without a chain cannot place), so Solana
+ * keys leave the cluster out: a Solana transfer counts whichever cluster it is sent to.
+ */
+export interface AssetDefinition {
+  key: string;
+  /** 10^(18 - decimals): what one base unit is in the threshold's fixed point. */
+  unit: bigint;
+}
 
 /** What a control measures. */
 export type ControlSource =
   | { kind: 'activityExecution' }
-  /** Ethereum native value sent on the listed chain ids; SUM in wei (= whole ether × 10^18), or COUNT of transfers. */
-  | { kind: 'chainAssetTransfer'; chainIds: ReadonlySet<bigint>; method: 'SUM' | 'COUNT' };
+  /** Transfers of the listed assets, by key; SUM in whole units × 10^18, or COUNT of transfers. */
+  | { kind: 'chainAssetTransfer'; assets: ReadonlyMap<string, AssetDefinition>; method: 'SUM' | 'COUNT' };
+
+/** The asset key of a CAIP-19 name Sigil measures and the decimals it must have, or a reason it is refused. */
+export function assetOf(caip19: string): { key: string; decimals?: number; label?: string } | { refused: string } {
+  let m = ETH_NATIVE.exec(caip19);
+  if (m) return { key: `eth:${BigInt(m[1])}`, decimals: 18, label: 'ether' };
+  m = ERC20.exec(caip19);
+  if (m) return { key: `erc20:${BigInt(m[1])}:${m[2].toLowerCase()}` };
+  m = SOL_NATIVE.exec(caip19);
+  if (m) return { key: 'sol', decimals: 9, label: 'SOL' };
+  m = SPL.exec(caip19);
+  if (m) {
+    // A mint is a 32-byte public key; anything else is a typo no transfer would ever match.
+    let bytes = 0;
+    try {
+      bytes = base58.decode(m[2]).length;
+    } catch {
+      bytes = 0;
+    }
+    if (bytes !== 32) return { refused: `the mint ${m[2]} is not a base58 32-byte public key` };
+    return { key: `spl:${m[2]}` };
+  }
+  return {
+    refused:
+      'this Sigil measures eip155:<chainId>/slip44:60 (ether), eip155:<chainId>/erc20:0x<contract> (ERC-20 tokens), solana:<cluster>/slip44:501 (SOL) and solana:<cluster>/token:<mint> (SPL tokens); a limit on an asset it does not measure would never hold',
+  };
+}
+
+const unitOf = (decimals: number) => 10n ** BigInt(MAX_DECIMALS - decimals);
 
 /** A control as the engine uses it: parsed once from its row. */
 export interface VelocityControl {
@@ -177,32 +232,37 @@ export function checkControlIntent(p: Json, knownTypes: ReadonlySet<string>): Om
   };
 }
 
-/** A chainAssetTransfer source Sigil measures: Ethereum native value only, for now. */
+/** A chainAssetTransfer source: the assets it lists, each once, with the decimals it must have. */
 function checkAssetTransfer(body: Json, method: unknown): ControlSource {
   const field = 'dataSource.chainAssetTransfer';
   if (method !== SUM && method !== COUNT) throw refuse('aggregation.method', `must be ${SUM} or ${COUNT}`);
   const definition = body.definition;
   if (!Array.isArray(definition) || definition.length === 0) throw refuse(`${field}.definition`, 'must list at least one asset');
-  const chainIds = new Set<bigint>();
+  const assets = new Map<string, AssetDefinition>();
   definition.forEach((d, i) => {
     const caip19 = isObject(d) ? d.caip19 : undefined;
-    const m = typeof caip19 === 'string' ? ETH_NATIVE.exec(caip19) : null;
-    if (!m) {
-      throw refuse(
-        `${field}.definition[${i}].caip19`,
-        `${JSON.stringify(String(caip19).slice(0, 80))}: this Sigil measures Ethereum native value only (eip155:<chainId>/slip44:60); a limit on an asset it does not measure would never hold`,
-      );
+    const asset = typeof caip19 === 'string' ? assetOf(caip19) : { refused: 'must be a CAIP-19 asset name such as eip155:1/slip44:60' };
+    if ('refused' in asset) throw refuse(`${field}.definition[${i}].caip19`, `${JSON.stringify(String(caip19).slice(0, 120))}: ${asset.refused}`);
+    const decimals = (d as Json).decimals;
+    const n = typeof decimals === 'string' && DECIMALS.test(decimals) ? Number(decimals) : undefined;
+    if (asset.decimals !== undefined && n !== asset.decimals) {
+      throw refuse(`${field}.definition[${i}].decimals`, `${asset.label} has ${asset.decimals} decimals, got ${JSON.stringify(decimals)}`);
     }
-    if ((d as Json).decimals !== '18') throw refuse(`${field}.definition[${i}].decimals`, `ether has 18 decimals, got ${JSON.stringify((d as Json).decimals)}`);
-    if (chainIds.has(BigInt(m[1]))) throw refuse(`${field}.definition[${i}].caip19`, `${caip19} is listed twice`);
-    chainIds.add(BigInt(m[1]));
+    if (n === undefined || n > MAX_DECIMALS) {
+      throw refuse(`${field}.definition[${i}].decimals`, `must be a whole number from "0" to "${MAX_DECIMALS}" as a string (amounts are kept exactly with 18 fractional digits), got ${JSON.stringify(decimals)}`);
+    }
+    if (assets.has(asset.key)) {
+      const why = asset.key.startsWith('eth:') || asset.key.startsWith('erc20:') ? '' : ' (a Solana transaction does not name its cluster, so one Solana asset is one entry whatever the cluster)';
+      throw refuse(`${field}.definition[${i}].caip19`, `${caip19} is listed twice${why}`);
+    }
+    assets.set(asset.key, { key: asset.key, unit: unitOf(n) });
   });
   const phase = body.phase;
   if (phase !== undefined && phase !== null) {
     const which = oneOf(phase, `${field}.phase`, ['signature', 'submission']);
     if (which === 'submission') throw refuse(`${field}.phase.submission`, 'is reserved; transfers are measured when Sigil signs them (signature)');
   }
-  return { kind: 'chainAssetTransfer', chainIds, method: method === SUM ? 'SUM' : 'COUNT' };
+  return { kind: 'chainAssetTransfer', assets, method: method === SUM ? 'SUM' : 'COUNT' };
 }
 
 /** The engine's view of a stored control (rows were checked when created). */
@@ -214,7 +274,12 @@ export function controlOf(row: VelocityControlRow): VelocityControl {
   const source: ControlSource = stored.chainAssetTransfer
     ? {
         kind: 'chainAssetTransfer',
-        chainIds: new Set(((stored.chainAssetTransfer as Json).definition as { caip19: string }[]).map((d) => BigInt(ETH_NATIVE.exec(d.caip19)![1]))),
+        assets: new Map(
+          ((stored.chainAssetTransfer as Json).definition as { caip19: string; decimals: string }[]).map((d) => {
+            const { key } = assetOf(d.caip19) as { key: string };
+            return [key, { key, unit: unitOf(Number(d.decimals)) }];
+          }),
+        ),
         method: a.method === SUM ? 'SUM' : 'COUNT',
       }
     : { kind: 'activityExecution' };

@@ -10,10 +10,10 @@
 //
 // What counts: an activityExecution control counts 1 for each executed activity whose kind (its
 // type without `_V<n>`: every version of a listed type) it lists, or for every activity when it
-// lists none. A chainAssetTransfer control counts the Ethereum native value (wei, i.e. ether ×
-// 10^18, the scale thresholds are kept in) of each signed Ethereum transaction on a listed chain
-// (`eth.tx.value` where `eth.tx.chain_id` matches), or 1 per such transfer for COUNT; ERC-20 and
-// other chains' transfers are not measured yet, and such controls cannot be created. An activity
+// lists none. A chainAssetTransfer control counts the transfers of its listed assets that a signed
+// transaction carries (see `transfersOf` below for exactly which), each as its amount in base units
+// × 10^(18 - decimals), i.e. in whole units at the thresholds' 18-digit fixed point, for SUM, or 1
+// per transfer for COUNT; a transfer of nothing adds nothing. An activity
 // counts when it executes: at submission when it is allowed outright, after
 // the deciding approval when it waited for consensus; a denied, rejected or failed activity never
 // counts, nor one still waiting. The root quorum's activities count too (the root quorum bypasses
@@ -28,8 +28,8 @@
 // Windows: `infinite` is one bucket. A rolling window of D seconds is kept in buckets of
 // w = max(1, floor(D / 100)) seconds; what executed in bucket b ([b·w, (b+1)·w)) counts while any of
 // the bucket is within the last D seconds, so an execution counts for at least D and at most D + w
-// seconds: never less than the window, at most 1% longer. A check reads at most ~101 bucket rows,
-// however long the history (older buckets are deleted as they fall out).
+// seconds: never less than the window, at most 1% longer. Older buckets are deleted as they fall
+// out, and a check reads the group's running total (see TOTAL below), not its buckets.
 //
 // Cannot be raced: the engine measures the controls the organization's policies read, decides, and
 // if the activity is allowed reserves its counts in a short transaction that first locks each
@@ -39,7 +39,8 @@
 // between leaves it counted (fails closed). An activity that waited for consensus is measured,
 // decided, executed and counted in the deciding approval's own transaction, under the same locks.
 import { Unavailable, type Controls, type PolicyContext } from '../policy/index.js';
-import { SigilError } from '../errors/errors.js';
+import { SigilError, invalid } from '../errors/errors.js';
+import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi } from '../crypto/abi.js';
 import type { Repositories } from '../store/index.js';
 import { activityKind } from './policy-context.js';
 import { SCALE, controlOf, type Operator, type VelocityControl } from './velocity-controls.js';
@@ -89,20 +90,118 @@ function groupKeyOf(control: VelocityControl, userId: string, context: PolicyCon
 /** A policy integer (bigint, or a safe-integer number) as a bigint. */
 const big = (v: unknown): bigint | undefined => (typeof v === 'bigint' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : undefined);
 
+/** One transfer a signed transaction carries: the asset key (velocity-controls.ts `assetOf`) and base units. */
+interface Moved {
+  key: string;
+  amount: bigint;
+  /** Set when the transfer's amount could not be read (calldata that does not decode): it is refused, not guessed. */
+  unreadable?: string;
+}
+
+// The ERC-20 calls that move or commit a holder's tokens, decoded by the ABI decoder eth.tx's
+// contract_call_args use (src/crypto/abi.ts). `approve` counts too (issue 17 lists it): an allowance
+// hands the spender the power to move that amount without another signature, so a limit that
+// ignored it would be passed by approving a contract and letting it pull. An approval that lowers or
+// revokes an allowance (amount 0) adds nothing.
+const ERC20_ABI = parseAbi(
+  [
+    ['transfer', ['to', 'amount']],
+    ['transferFrom', ['from', 'to', 'amount']],
+    ['approve', ['spender', 'amount']],
+  ].map(([name, inputs]) => ({
+    type: 'function',
+    name,
+    inputs: (inputs as string[]).map((n) => ({ name: n, type: n === 'amount' ? 'uint256' : 'address' })),
+    outputs: [{ name: '', type: 'bool' }],
+  })),
+);
+
+/** Marks an SPL `Transfer`, which does not name its mint (velocity-controls.ts keys are `spl:<mint>`). */
+const SPL_UNKNOWN_MINT = 'spl:?';
+
+/**
+ * The transfers one signed transaction carries, from the keywords the policy engine judged it by
+ * (`eth.tx`, `solana.tx`), so what is counted is what was decided on and what is signed:
+ * - Ethereum: the ether `value` (`eth:<chainId>`), and, when the calldata to `to` is ERC-20
+ *   `transfer`, `transferFrom` or `approve`, its amount (`erc20:<chainId>:<to>`). A transaction that
+ *   does both moves two assets and counts for each listed one. A pre-EIP-155 legacy transaction
+ *   (chain id 0 here) names no chain and can be replayed on any: it counts on every listed chain.
+ * - Solana: every System Program `Transfer`/`TransferWithSeed` (`sol`, lamports) and SPL Token /
+ *   Token-2022 `TransferChecked`(`WithFee`) (`spl:<mint>`), as `solana.tx.transfers` and
+ *   `spl_transfers` list them, whichever account they move from: a transaction Sigil signs may carry
+ *   transfers other signers authorize, and counting them errs toward stopping a transaction, never
+ *   toward letting one past. An SPL `Transfer` does not name its mint (it is in the source token
+ *   account's data on chain, which a signer cannot read); see `amountOf` for how it counts.
+ */
+function transfersOf(context: PolicyContext): Moved[] {
+  const out: Moved[] = [];
+  const eth = context.eth?.tx;
+  if (eth) {
+    const chainId = big(eth.chain_id) ?? 0n;
+    const value = big(eth.value);
+    if (value !== undefined && value > 0n) out.push({ key: `eth:${chainId}`, amount: value });
+    const fn = eth.to && typeof eth.data === 'string' ? findFunction(ERC20_ABI, eth.data) : undefined;
+    if (fn) {
+      const key = `erc20:${chainId}:${String(eth.to).toLowerCase()}`;
+      try {
+        out.push({ key, amount: decodeFunctionArguments(fn, eth.data).amount as bigint });
+      } catch (err) {
+        if (!(err instanceof AbiDecodeError)) throw err;
+        out.push({ key, amount: 0n, unreadable: `${fn.signature} calldata does not decode: ${err.message}` });
+      }
+    }
+  }
+  const sol = context.solana?.tx;
+  if (sol) {
+    for (const t of sol.transfers) out.push({ key: 'sol', amount: big(t.amount) ?? 0n });
+    for (const t of sol.spl_transfers) out.push({ key: t.token_mint ? `spl:${t.token_mint}` : SPL_UNKNOWN_MINT, amount: big(t.amount) ?? 0n });
+  }
+  return out;
+}
+
+/** The listed asset a transfer is of, if the control lists it (a chain-less Ethereum transfer matches every listed chain). */
+function listedUnits(control: VelocityControl & { source: { kind: 'chainAssetTransfer' } }, moved: Moved): bigint[] {
+  const assets = control.source.assets;
+  if (moved.key === SPL_UNKNOWN_MINT) {
+    // The mint is unknown, so it might be any listed SPL token: it counts once, as the listed SPL
+    // token whose base unit is largest (the fewest decimals). A limit cannot be passed by leaving
+    // the mint out; a sender who wants exact accounting uses TransferChecked, as wallets do.
+    const units = [...assets.values()].filter((a) => a.key.startsWith('spl:')).map((a) => a.unit);
+    return units.length ? [units.reduce((a, b) => (a > b ? a : b))] : [];
+  }
+  // No chain id (a pre-EIP-155 transaction): replayable on every chain, so it moves the asset on
+  // each listed chain.
+  const [namespace, chain, contract] = moved.key.split(':');
+  if ((namespace === 'eth' || namespace === 'erc20') && chain === '0') {
+    return [...assets.values()].filter((a) => {
+      const [n, , c] = a.key.split(':');
+      return n === namespace && c === contract;
+    }).map((a) => a.unit);
+  }
+  const a = assets.get(moved.key);
+  return a ? [a.unit] : [];
+}
+
 /**
  * What one policy context of the activity adds to a control (×10^18). activityExecution: 1 if the
- * control counts the activity's kind. chainAssetTransfer: the Ethereum native value the signed
- * transaction sends (`eth.tx.value`, wei, which is ether × 10^18 exactly) when its `eth.tx.chain_id`
- * is a listed chain, or 1 per such transfer for COUNT; 0 for anything else.
+ * control counts the activity's kind. chainAssetTransfer: for each transfer of a listed asset the
+ * transaction carries (`transfersOf`), its amount × 10^(18 - decimals) for SUM, or 1 for COUNT;
+ * 0 for anything else. A listed token's call whose amount cannot be decoded is refused (400): the
+ * contract might still act on it, and a transfer Sigil cannot measure must not slip past a limit.
  */
-function amountOf(control: VelocityControl, kind: string, context: PolicyContext): bigint {
+function amountOf(control: VelocityControl, kind: string, moved: readonly Moved[]): bigint {
   if (control.kinds && !control.kinds.has(kind)) return 0n;
-  if (control.source.kind === 'activityExecution') return SCALE;
-  const tx = context.eth?.tx;
-  const chainId = big(tx?.chain_id);
-  const value = big(tx?.value);
-  if (chainId === undefined || value === undefined || value <= 0n || !control.source.chainIds.has(chainId)) return 0n;
-  return control.source.method === 'SUM' ? value : SCALE;
+  const source = control.source;
+  if (source.kind === 'activityExecution') return SCALE;
+  let total = 0n;
+  for (const t of moved) {
+    const units = listedUnits(control as VelocityControl & { source: typeof source }, t);
+    if (units.length === 0) continue;
+    if (t.unreadable) throw invalid(`velocity control '${control.identifier}' cannot measure this transaction: ${t.unreadable}`);
+    if (t.amount <= 0n) continue;
+    for (const unit of units) total += source.method === 'SUM' ? t.amount * unit : SCALE;
+  }
+  return total;
 }
 
 function holds(operator: Operator, aggregate: bigint, threshold: bigint): boolean {
@@ -136,9 +235,26 @@ function firstBucket(control: VelocityControl, at: number): number {
   return w === 0 ? 0 : Math.floor((at - control.windowSeconds! * 1000) / w);
 }
 
+// A rolling window's group keeps, beside its time buckets, its running total in bucket -1 (never a
+// time: bucket numbers count from 1970): the sum of every time bucket the group still stores. So a
+// check reads the total and the buckets that fell out of the window since they were last pruned
+// (usually none: every record prunes), one or two rows in one statement, instead of the ~100 rows
+// of a full window; a signature costs the same at 1,000,000 recorded transfers as at 0
+// (bench/velocity-history.mjs). Every change of a time bucket changes the total with it, under the
+// group's lock. A group recorded before totals were kept has no total row: it is read by summing its
+// window, and its first record under the lock writes the total.
+const TOTAL = -1;
+
+const sum = (rows: { amount: string }[]) => rows.reduce((s, r) => s + BigInt(r.amount), 0n);
+
 async function aggregate(repos: Repositories, control: VelocityControl, groupKey: string, at: number): Promise<bigint> {
-  const rows = await repos.velocityControls.amounts(control.id, groupKey, firstBucket(control, at));
-  return rows.reduce((sum, r) => sum + BigInt(r.amount), 0n);
+  const first = firstBucket(control, at);
+  if (control.windowSeconds !== undefined) {
+    const rows = await repos.velocityControls.before(control.id, groupKey, first);
+    const total = rows.find((r) => r.bucket === TOTAL);
+    if (total) return BigInt(total.amount) - sum(rows.filter((r) => r.bucket !== TOTAL));
+  }
+  return sum(await repos.velocityControls.amounts(control.id, groupKey, first));
 }
 
 /** Locks the groups in a fixed order (no two transactions wait on each other); false if a control is gone. */
@@ -170,13 +286,15 @@ export async function measure(input: {
   const kind = activityKind(input.type);
   const contributions = new Map<string, Contribution>();
   const wanted = new Map<string, { control: VelocityControl; groupKey: string }>();
+  const measuresTransfers = controls.some((c) => c.source.kind === 'chainAssetTransfer');
   const perContext = input.contexts.map((context) => {
     const groups = new Map<string, string>();
+    const moved = measuresTransfers ? transfersOf(context) : [];
     for (const control of controls) {
       const groupKey = groupKeyOf(control, input.userId, context);
       if (groupKey === undefined) continue;
       groups.set(control.id, groupKey);
-      const amount = amountOf(control, kind, context);
+      const amount = amountOf(control, kind, moved);
       const key = keyOf(control.id, groupKey);
       if (amount > 0n) {
         // An activity counts once per group; transfers add up (a batch's elements each send theirs).
@@ -223,9 +341,23 @@ export async function record(repos: Repositories, m: Measurement): Promise<Reser
   const entries: Reservation['entries'] = [];
   for (const c of m.contributions) {
     const bucket = currentBucket(c.control, m.at);
-    const [row] = (await repos.velocityControls.amounts(c.control.id, c.groupKey, bucket)).filter((r) => r.bucket === bucket);
-    await repos.velocityControls.setAmount(c.control.id, c.groupKey, bucket, String((row ? BigInt(row.amount) : 0n) + c.amount));
-    if (c.control.windowSeconds !== undefined) await repos.velocityControls.prune(c.control.id, c.groupKey, firstBucket(c.control, m.at));
+    const store = repos.velocityControls;
+    if (c.control.windowSeconds === undefined) {
+      const [row] = (await store.amounts(c.control.id, c.groupKey, bucket)).filter((r) => r.bucket === bucket);
+      await store.setAmount(c.control.id, c.groupKey, bucket, String((row ? BigInt(row.amount) : 0n) + c.amount));
+    } else {
+      const first = firstBucket(c.control, m.at);
+      // The total, the buckets that fell out, and the current bucket, in one read.
+      const rows = await store.before(c.control.id, c.groupKey, first, bucket);
+      const current = rows.find((r) => r.bucket === bucket);
+      const expired = rows.filter((r) => r.bucket !== TOTAL && r.bucket < first);
+      const stored = rows.find((r) => r.bucket === TOTAL);
+      // No total yet (a new group, or one recorded before totals were kept): every time bucket it stores.
+      const total = stored ? BigInt(stored.amount) : sum(await store.amounts(c.control.id, c.groupKey, 0));
+      await store.setAmount(c.control.id, c.groupKey, bucket, String((current ? BigInt(current.amount) : 0n) + c.amount));
+      if (expired.length > 0) await store.prune(c.control.id, c.groupKey, first);
+      await store.setAmount(c.control.id, c.groupKey, TOTAL, String(total + c.amount - sum(expired)));
+    }
     entries.push({ controlId: c.control.id, groupKey: c.groupKey, bucket, amount: c.amount });
   }
   return { entries };
@@ -251,9 +383,14 @@ export async function release(repos: Repositories, organizationId: string, reser
   for (const e of reservation.entries) {
     // A control deleted meanwhile took its counts with it.
     if (!(await repos.velocityControls.lockGroup(organizationId, e.controlId, e.groupKey))) continue;
-    const [row] = (await repos.velocityControls.amounts(e.controlId, e.groupKey, e.bucket)).filter((r) => r.bucket === e.bucket);
+    const rows = await repos.velocityControls.before(e.controlId, e.groupKey, TOTAL + 1, e.bucket);
+    const row = rows.find((r) => r.bucket === e.bucket);
+    // Pruned meanwhile: it fell out of the window, and out of the total, with what it held.
     if (!row) continue;
-    const left = BigInt(row.amount) - e.amount;
-    await repos.velocityControls.setAmount(e.controlId, e.groupKey, e.bucket, String(left > 0n ? left : 0n));
+    const taken = BigInt(row.amount) < e.amount ? BigInt(row.amount) : e.amount;
+    await repos.velocityControls.setAmount(e.controlId, e.groupKey, e.bucket, String(BigInt(row.amount) - taken));
+    // A rolling window's total holds every stored bucket, this one included (an infinite window keeps none: bucket 0 is its total).
+    const total = rows.find((r) => r.bucket === TOTAL);
+    if (total) await repos.velocityControls.setAmount(e.controlId, e.groupKey, TOTAL, String(BigInt(total.amount) - taken));
   }
 }

@@ -260,10 +260,14 @@ describe('approvals', () => {
 });
 
 describe('failed activities', () => {
-  it('an allowed activity that fails when it executes gives its count back', async () => {
-    const u = await newUser('fails');
-    const id = await control('only_one', { operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL', threshold: '1', groupBy: { user: {} } });
-    const policy = await limit('only_one', "activity.kind == 'SIGN_RAW_PAYLOAD' && !controls.only_one");
+  // A rolling window keeps a running total beside its buckets (velocity-limits.ts): a release gives back both.
+  it.each([
+    ['an infinite', 'only_one', { infinite: {} }],
+    ['a rolling', 'only_one_a_day', { rolling: { duration: String(DAY) } }],
+  ])('an allowed activity that fails when it executes gives its count back (%s window)', async (_, identifier, window) => {
+    const u = await newUser(`fails ${identifier}`);
+    const id = await control(identifier, { operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL', threshold: '1', groupBy: { user: {} }, window });
+    const policy = await limit(identifier, `activity.kind == 'SIGN_RAW_PAYLOAD' && !controls.${identifier}`);
     // An odd number of hex digits passes the schema and the policies, then fails at signing: the
     // count reserved when it was allowed is released, three times over.
     for (let i = 0; i < 3; i++) {

@@ -1,10 +1,11 @@
 // Velocity controls below the API (issue 17): the test clock's gate (src/config/config.ts), the
-// threshold's fixed-point arithmetic (src/domain/velocity-controls.ts), and which controls a
+// threshold's fixed-point arithmetic and the CAIP-19 assets chainAssetTransfer accepts, with the
+// base unit each is counted in (src/domain/velocity-controls.ts), and which controls a
 // compiled expression reads, with unknown identifiers refused when the organization's are given
 // (src/policy/checker.ts).
 import { describe, expect, it } from 'vitest';
 import { loadConfig, TEST_CLOCK_CONSENT } from '../../src/config/config.js';
-import { formatAmount, parseThreshold, SCALE } from '../../src/domain/velocity-controls.js';
+import { assetOf, checkControlIntent, formatAmount, parseThreshold, SCALE } from '../../src/domain/velocity-controls.js';
 import { compilePolicyExpression } from '../../src/policy/index.js';
 
 describe('the test clock', () => {
@@ -40,5 +41,42 @@ describe('controls.<identifier> in compiled expressions', () => {
     // A comprehension variable named `controls` shadows the keyword.
     const shadow = compilePolicyExpression("approvers.any(controls, controls.id == 'u')", 'consensus', { controls: new Set() });
     expect(shadow.ok && [...shadow.expression.controls]).toEqual([]);
+  });
+});
+
+describe('chainAssetTransfer assets', () => {
+  const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+  it('name what a transfer is matched on: chain and lowercased contract for Ethereum, no cluster for Solana', () => {
+    expect(assetOf('eip155:1/slip44:60')).toEqual({ key: 'eth:1', decimals: 18, label: 'ether' });
+    expect(assetOf('eip155:137/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48')).toEqual({ key: 'erc20:137:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' });
+    expect(assetOf('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/slip44:501')).toEqual({ key: 'sol', decimals: 9, label: 'SOL' });
+    expect(assetOf(`solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/token:${USDC}`)).toEqual({ key: `spl:${USDC}` });
+    for (const refused of ['eip155:01/slip44:60', 'eip155:1/slip44:0', 'eip155:1/erc721:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/token:0OIl', 'tron:0x2b6653dc/slip44:195', 'bip122:000000000019d6689c085ae165831e93/slip44:0']) {
+      expect(assetOf(refused)).toHaveProperty('refused');
+    }
+  });
+
+  it('count a base unit as 10^(18 - decimals) of the threshold fixed point', () => {
+    const control = (definition: { caip19: string; decimals: string }[]) =>
+      checkControlIntent(
+        {
+          name: 'n',
+          identifier: 'x',
+          dataSource: { chainAssetTransfer: { definition } },
+          aggregation: { method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM', operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN', threshold: '1', window: { infinite: {} }, groupBy: { organization: {} } },
+        },
+        new Set(),
+      ).source;
+    const source = control([
+      { caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: '6' },
+      { caip19: `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/token:${USDC}`, decimals: '0' },
+      { caip19: 'eip155:1/slip44:60', decimals: '18' },
+    ]);
+    expect(source.kind === 'chainAssetTransfer' && [...source.assets.values()]).toEqual([
+      { key: 'erc20:1:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', unit: 10n ** 12n },
+      { key: `spl:${USDC}`, unit: SCALE },
+      { key: 'eth:1', unit: 1n },
+    ]);
+    expect(() => control([{ caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', decimals: '19' }])).toThrow(/decimals: must be a whole number from "0" to "18"/);
   });
 });

@@ -5,6 +5,9 @@
 // group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read
 // and written. Two processes reserving against one control and group therefore take turns on
 // PostgreSQL; on SQLite the write transaction already excludes every other writer.
+//
+// `velocity_counts.bucket` -1 is not a time: a rolling window's group keeps its running total
+// there (the sum of its stored time buckets, src/domain/velocity-limits.ts), so `prune` spares it.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VelocityControlTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
@@ -76,6 +79,22 @@ export class VelocityControlsRepo {
     return rows.map((r) => ({ bucket: Number(r.bucket), amount: r.amount }));
   }
 
+  /**
+   * The rows of a group before `beforeBucket`, and bucket `alsoBucket` if given: with a rolling
+   * window, the group's running total (bucket -1, src/domain/velocity-limits.ts) and the buckets
+   * that fell out of the window since they were last pruned, in one statement.
+   */
+  async before(controlId: string, groupKey: string, beforeBucket: number, alsoBucket?: number): Promise<{ bucket: number; amount: string }[]> {
+    const rows = await this.db
+      .selectFrom('velocity_counts')
+      .select(['bucket', 'amount'])
+      .where('control_id', '=', controlId)
+      .where('group_key', '=', groupKey)
+      .where((eb) => (alsoBucket === undefined ? eb('bucket', '<', beforeBucket) : eb.or([eb('bucket', '<', beforeBucket), eb('bucket', '=', alsoBucket)])))
+      .execute();
+    return rows.map((r) => ({ bucket: Number(r.bucket), amount: r.amount }));
+  }
+
   /** Sets one bucket's amount (the caller holds the group's lock and computed it). */
   async setAmount(controlId: string, groupKey: string, bucket: number, amount: string): Promise<void> {
     await this.db
@@ -85,9 +104,15 @@ export class VelocityControlsRepo {
       .execute();
   }
 
-  /** Drops a group's buckets before `beforeBucket`: they can no longer fall inside the window. */
+  /** Drops a group's time buckets before `beforeBucket` (not its running total, bucket -1): they can no longer fall inside the window. */
   async prune(controlId: string, groupKey: string, beforeBucket: number): Promise<void> {
-    await this.db.deleteFrom('velocity_counts').where('control_id', '=', controlId).where('group_key', '=', groupKey).where('bucket', '<', beforeBucket).execute();
+    await this.db
+      .deleteFrom('velocity_counts')
+      .where('control_id', '=', controlId)
+      .where('group_key', '=', groupKey)
+      .where('bucket', '>=', 0)
+      .where('bucket', '<', beforeBucket)
+      .execute();
   }
 }
 
