@@ -5,8 +5,9 @@
 //   path reads them from the read cache, so the table bumps its organization's cache generation
 //   like every cached table (migration 015): an organization without controls pays no query.
 // - `velocity_counts`: what counted, per control, per group (the organization, a user, a wallet)
-//   and per time bucket: a rolling window reads at most ~100 bucket rows however long the history,
-//   an infinite window one. Amounts are decimal strings of the aggregate scaled by 10^18 (the
+//   and per time bucket (a rolling window keeps ~100; bucket -1 holds a group's running total, so a
+//   check reads the total and the buckets that just fell out, src/domain/velocity-limits.ts), an
+//   infinite window one row. Amounts are decimal strings of the aggregate scaled by 10^18 (the
 //   threshold's 18 fractional digits), since neither store has an integer that holds 38 digits + 18.
 // - `velocity_groups`: one row per control and group, the row a reservation locks so that two
 //   processes reserving against one limit take turns (src/store/repositories/velocity-controls.ts).
