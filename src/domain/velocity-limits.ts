@@ -132,6 +132,11 @@ const SPL_UNKNOWN_MINT = 'spl:?';
  *   transfers other signers authorize, and counting them errs toward stopping a transaction, never
  *   toward letting one past. An SPL `Transfer` does not name its mint (it is in the source token
  *   account's data on chain, which a signer cannot read); see `amountOf` for how it counts.
+ * - Tron (`tron.tx`): a TransferContract's amount and a TriggerSmartContract's call_value (`trx`,
+ *   sun), and a TriggerSmartContract's ERC-20-shaped `transfer`/`transferFrom`/`approve` amount
+ *   (`trc20:<contract>`), decoded as Ethereum calldata is.
+ * - Bitcoin (`bitcoin.tx`): the outputs not paying one of the wallet's own addresses (`own`), on the
+ *   network(s) `bitcoinNetworksOf` finds (`btc:<network>`, satoshis).
  */
 function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] {
   const out: Moved[] = [];
