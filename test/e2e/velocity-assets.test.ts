@@ -14,7 +14,8 @@
 // by @scure/btc-signer and signed through @turnkey/http, as test/e2e/signing.test.ts signs one,
 // counts the outputs leaving the wallet (a foreign address) and not its change (to the signing
 // account or another of the wallet's accounts); a SUM limit stops the PSBT that would cross it, and a
-// tb1 wallet's PSBT does not count on mainnet. Tron: TronWeb-built (offline) TransferContract and
+// tb1 wallet's PSBT does not count on mainnet, while a private key's, whose network Sigil cannot
+// tell, counts on every listed network. Tron: TronWeb-built (offline) TransferContract and
 // TRC-20 transfer/transferFrom/approve calls count in TRX and in the token; other contracts do not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnkeyClient } from '@turnkey/http';
@@ -379,6 +380,33 @@ describe('chainAssetTransfer: Bitcoin and Tron', () => {
     // Exactly 0.001 is still within "at most 0.001"; one more satoshi is not.
     expect(await send([[FOREIGN_TB1, 10_000n], [change, 180_000n]])).toBe('ok');
     expect(await send([[FOREIGN_TB1, 1n], [change, 189_999n]])).toBe('denied');
+    await drop(policy, ids);
+  });
+
+  it('bitcoin: a private key, whose network Sigil cannot tell, counts its PSBT on every listed network; its own address is still change', async () => {
+    const u = await newUser('btc key sender');
+    const k = await api.createPrivateKeys({
+      privateKeys: [{ privateKeyName: 'btc key', curve: 'CURVE_SECP256K1', privateKeyTags: [], addressFormats: ['ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH'] }],
+    });
+    const key = k.privateKeys[0];
+    const own = key.addresses![0].address!;
+    const pub = Buffer.from((await api.getPrivateKey({ privateKeyId: key.privateKeyId! })).privateKey.publicKey, 'hex');
+    const spend = btc.p2wpkh(pub, btc.TEST_NETWORK);
+    expect(spend.address).toBe(own);
+    // Only mainnet is listed, per user (a private key has no wallet): a tb1 key's PSBT still counts.
+    const ids = [await assetControl('btc_any', [{ caip19: `${MAINNET}/slip44:0`, decimals: '8' }], { threshold: '0.0005', groupBy: { user: {} } })];
+    const policy = await limit('btc_any', "activity.kind == 'SIGN_TRANSACTION' && !controls.btc_any");
+    const send = (outputs: [string, bigint][]) => {
+      const tx = new btc.Transaction();
+      tx.addInput({ txid: 'ab'.repeat(32), index: 0, witnessUtxo: { script: spend.script, amount: 200_000n } });
+      for (const [to, amount] of outputs) tx.addOutputAddress(to, amount, btc.TEST_NETWORK);
+      const check = (signed: string) => (btc.Transaction.fromPSBT(Buffer.from(signed, 'hex')).getInput(0).partialSig?.length ?? 0) === 1;
+      return signAs(u.client, own, Buffer.from(tx.toPSBT()).toString('hex'), 'TRANSACTION_TYPE_BITCOIN', check);
+    };
+    // 40,000 leave and 150,000 come back to the key's own address: 0.0004 counted on mainnet.
+    expect(await send([[FOREIGN_TB1, 40_000n], [own, 150_000n]])).toBe('ok');
+    expect(await send([[FOREIGN_TB1, 20_000n], [own, 170_000n]])).toBe('denied');
+    expect(await send([[FOREIGN_TB1, 10_000n], [own, 180_000n]])).toBe('ok');
     await drop(policy, ids);
   });
 
