@@ -14,7 +14,9 @@
 //   value `eip155:<chainId>/slip44:60` (decimals "18"), ERC-20 tokens
 //   `eip155:<chainId>/erc20:0x<contract>` (decimals "0" to "18"), native SOL
 //   `solana:<cluster>/slip44:501` (decimals "9") and SPL tokens `solana:<cluster>/token:<mint>`
-//   (decimals "0" to "18"). Other assets are refused rather than accepted as a limit Sigil would
+//   (decimals "0" to "18"), bitcoin `bip122:<genesis prefix>/slip44:0` (decimals "8"; mainnet,
+//   testnet3, testnet4, signet, regtest), TRX `tron:<network>/slip44:195` (decimals "6") and TRC-20
+//   tokens `tron:<network>/trc20:<base58 contract>` (decimals "0" to "18"). Other assets are refused rather than accepted as a limit Sigil would
 //   never count toward. Decimals stop at 18 because amounts are kept exactly in the threshold's
 //   fixed point (18 fractional digits): a base unit of a token with d ≤ 18 decimals is exactly
 //   10^(18-d) of it, while one with more decimals would have to be rounded. `phase` may be
@@ -35,7 +37,8 @@ import type { ActivityContext } from './context.js';
 import { loadCompiledPolicies } from './policies.js';
 import { activityKind } from './policy-context.js';
 import { timestamp } from './records.js';
-import { base58 } from '@scure/base';
+import { base58, createBase58check } from '@scure/base';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 export const COUNT = 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT';
 export const SUM = 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM';
@@ -70,6 +73,36 @@ const ETH_NATIVE = /^eip155:([1-9][0-9]{0,19})\/slip44:60$/;
 const ERC20 = /^eip155:([1-9][0-9]{0,19})\/erc20:(0x[0-9a-fA-F]{40})$/;
 const SOL_NATIVE = /^solana:([1-9A-HJ-NP-Za-km-z]{1,44})\/slip44:501$/;
 const SPL = /^solana:([1-9A-HJ-NP-Za-km-z]{1,44})\/token:([1-9A-HJ-NP-Za-km-z]{32,44})$/;
+// Bitcoin (CAIP-2 bip122, BIP-122): the reference is the first 32 hex digits of the genesis block
+// hash. Only the networks below are measured: a chain Sigil cannot tell a PSBT is for would be a
+// limit nothing counts toward. testnet3, testnet4 and signet share one address encoding (tb1…, m/n/2…).
+const BTC_NATIVE = /^bip122:([0-9a-f]{32})\/slip44:0$/;
+export const BITCOIN_CHAINS: Readonly<Record<string, string>> = {
+  '000000000019d6689c085ae165831e93': 'mainnet',
+  '000000000933ea01ad0ee984209779ba': 'testnet3',
+  '00000000da84f2bafbbc53dee25a72ae': 'testnet4',
+  '00000008819873e925422c1ff0f99f7c': 'signet',
+  '0f9188f13cb7b2c71f2a335e3a4fc328': 'regtest',
+};
+// Tron: ChainAgnostic registers no `tron` namespace; wallets (WalletConnect/Reown) write the chain id
+// in hex (`tron:0x2b6653dc`), some tools in decimal (`tron:728126428`) or by name (`tron:mainnet`).
+// Sigil accepts those three spellings of mainnet, Shasta and Nile. A Tron transaction does not name
+// its network (its ref_block_hash is of a chain a signer cannot look at), so, as with Solana, the
+// asset key leaves the network out and a Tron transfer counts whichever network it is sent to.
+const TRX_NATIVE = /^tron:([-_a-zA-Z0-9]{1,32})\/slip44:195$/;
+const TRC20 = /^tron:([-_a-zA-Z0-9]{1,32})\/trc20:([1-9A-HJ-NP-Za-km-z]{1,64})$/;
+export const TRON_CHAINS: Readonly<Record<string, string>> = {
+  '0x2b6653dc': 'mainnet',
+  '728126428': 'mainnet',
+  mainnet: 'mainnet',
+  '0x94a9059e': 'shasta',
+  '2494104990': 'shasta',
+  shasta: 'shasta',
+  '0xcd8690dc': 'nile',
+  '3448148188': 'nile',
+  nile: 'nile',
+};
+const base58checkSha256 = createBase58check(sha256);
 const DECIMALS = /^(0|[1-9][0-9]?)$/;
 /** Most decimals a token may have: amounts are kept exactly in the threshold's 18-digit fixed point. */
 export const MAX_DECIMALS = 18;
@@ -78,7 +111,9 @@ export const MAX_DECIMALS = 18;
  * One listed asset, by the key a signed transaction's transfers are matched on: `eth:<chainId>`,
  * `erc20:<chainId>:<lowercase contract>`, `sol`, `spl:<mint>`. A Solana transaction does not name
  * its cluster (only a recent blockhash, which a signer without a chain cannot place), so Solana
- * keys leave the cluster out: a Solana transfer counts whichever cluster it is sent to.
+ * keys leave the cluster out: a Solana transfer counts whichever cluster it is sent to. Bitcoin:
+ * `btc:<network>` (mainnet, testnet3, testnet4, signet, regtest). Tron: `trx`, `trc20:<base58
+ * contract>`, without the network for the reason Solana's keys have none.
  */
 export interface AssetDefinition {
   key: string;
@@ -112,9 +147,29 @@ export function assetOf(caip19: string): { key: string; decimals?: number; label
     if (bytes !== 32) return { refused: `the mint ${m[2]} is not a base58 32-byte public key` };
     return { key: `spl:${m[2]}` };
   }
+  m = BTC_NATIVE.exec(caip19);
+  if (m) {
+    const network = BITCOIN_CHAINS[m[1]];
+    if (!network) return { refused: `bip122:${m[1]} is not a Bitcoin network this Sigil measures (${Object.entries(BITCOIN_CHAINS).map(([ref, n]) => `${n} bip122:${ref}`).join(', ')})` };
+    return { key: `btc:${network}`, decimals: 8, label: 'bitcoin' };
+  }
+  m = TRX_NATIVE.exec(caip19) ?? TRC20.exec(caip19);
+  if (m) {
+    if (!TRON_CHAINS[m[1]]) return { refused: `tron:${m[1]} is not a Tron network this Sigil measures (mainnet, shasta, nile; written tron:0x2b6653dc, tron:728126428 or tron:mainnet)` };
+    if (m[2] === undefined) return { key: 'trx', decimals: 6, label: 'TRX' };
+    // A contract address is base58check of 0x41 and 20 bytes; a typo would be a token no transfer matches.
+    let body: Uint8Array | undefined;
+    try {
+      body = base58checkSha256.decode(m[2]);
+    } catch {
+      body = undefined;
+    }
+    if (!body || body.length !== 21 || body[0] !== 0x41) return { refused: `the contract ${m[2]} is not a base58check Tron address (T…, 0x41 and 20 bytes)` };
+    return { key: `trc20:${m[2]}` };
+  }
   return {
     refused:
-      'this Sigil measures eip155:<chainId>/slip44:60 (ether), eip155:<chainId>/erc20:0x<contract> (ERC-20 tokens), solana:<cluster>/slip44:501 (SOL) and solana:<cluster>/token:<mint> (SPL tokens); a limit on an asset it does not measure would never hold',
+      'this Sigil measures eip155:<chainId>/slip44:60 (ether), eip155:<chainId>/erc20:0x<contract> (ERC-20 tokens), solana:<cluster>/slip44:501 (SOL), solana:<cluster>/token:<mint> (SPL tokens), bip122:<genesis>/slip44:0 (bitcoin), tron:<network>/slip44:195 (TRX) and tron:<network>/trc20:<contract> (TRC-20 tokens); a limit on an asset it does not measure would never hold',
   };
 }
 
@@ -252,7 +307,12 @@ function checkAssetTransfer(body: Json, method: unknown): ControlSource {
       throw refuse(`${field}.definition[${i}].decimals`, `must be a whole number from "0" to "${MAX_DECIMALS}" as a string (amounts are kept exactly with 18 fractional digits), got ${JSON.stringify(decimals)}`);
     }
     if (assets.has(asset.key)) {
-      const why = asset.key.startsWith('eth:') || asset.key.startsWith('erc20:') ? '' : ' (a Solana transaction does not name its cluster, so one Solana asset is one entry whatever the cluster)';
+      const why =
+        asset.key.startsWith('sol') || asset.key.startsWith('spl:')
+          ? ' (a Solana transaction does not name its cluster, so one Solana asset is one entry whatever the cluster)'
+          : asset.key === 'trx' || asset.key.startsWith('trc20:')
+            ? ' (a Tron transaction does not name its network, so one Tron asset is one entry whatever the network)'
+            : '';
       throw refuse(`${field}.definition[${i}].caip19`, `${caip19} is listed twice${why}`);
     }
     assets.set(asset.key, { key: asset.key, unit: unitOf(n) });

@@ -132,8 +132,13 @@ const SPL_UNKNOWN_MINT = 'spl:?';
  *   transfers other signers authorize, and counting them errs toward stopping a transaction, never
  *   toward letting one past. An SPL `Transfer` does not name its mint (it is in the source token
  *   account's data on chain, which a signer cannot read); see `amountOf` for how it counts.
+ * - Tron (`tron.tx`): a TransferContract's amount and a TriggerSmartContract's call_value (`trx`,
+ *   sun), and a TriggerSmartContract's ERC-20-shaped `transfer`/`transferFrom`/`approve` amount
+ *   (`trc20:<contract>`), decoded as Ethereum calldata is.
+ * - Bitcoin (`bitcoin.tx`): the outputs not paying one of the wallet's own addresses (`own`), on the
+ *   network(s) `bitcoinNetworksOf` finds (`btc:<network>`, satoshis).
  */
-function transfersOf(context: PolicyContext): Moved[] {
+function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] {
   const out: Moved[] = [];
   const eth = context.eth?.tx;
   if (eth) {
@@ -156,7 +161,70 @@ function transfersOf(context: PolicyContext): Moved[] {
     for (const t of sol.transfers) out.push({ key: 'sol', amount: big(t.amount) ?? 0n });
     for (const t of sol.spl_transfers) out.push({ key: t.token_mint ? `spl:${t.token_mint}` : SPL_UNKNOWN_MINT, amount: big(t.amount) ?? 0n });
   }
+  const tron = context.tron?.tx;
+  if (tron) {
+    for (const c of tron.contract) {
+      if (c.type === 'TransferContract') out.push({ key: 'trx', amount: big(c.amount) ?? 0n });
+      if (c.type !== 'TriggerSmartContract') continue;
+      // TRX sent along with a contract call leaves the wallet as a transfer does.
+      const value = big(c.call_value);
+      if (value !== undefined && value > 0n) out.push({ key: 'trx', amount: value });
+      // A TRC-20 token is an ERC-20 contract on the TVM: the same selectors and argument encoding.
+      const fn = c.contract_address && typeof c.data === 'string' ? findFunction(ERC20_ABI, c.data) : undefined;
+      if (!fn) continue;
+      const key = `trc20:${c.contract_address}`;
+      try {
+        out.push({ key, amount: decodeFunctionArguments(fn, c.data!).amount as bigint });
+      } catch (err) {
+        if (!(err instanceof AbiDecodeError)) throw err;
+        out.push({ key, amount: 0n, unreadable: `${fn.signature} calldata does not decode: ${err.message}` });
+      }
+    }
+  }
+  const btc = context.bitcoin?.tx;
+  if (btc) {
+    // What leaves the wallet: every output but those paying one of its own addresses (change).
+    // OP_RETURN and other address-less outputs count too: their satoshis leave the wallet all the same.
+    let leaving = 0n;
+    for (const o of btc.outputs) if (!(o.address && own.has(normalBitcoinAddress(o.address)))) leaving += big(o.value) ?? 0n;
+    for (const network of bitcoinNetworksOf(context)) out.push({ key: `btc:${network}`, amount: leaving });
+  }
   return out;
+}
+
+/** Bech32 addresses are case-insensitive (BIP-173) and base58 ones are not. */
+const normalBitcoinAddress = (a: string) => (/^(bc|tb|bcrt)1/i.test(a) ? a.toLowerCase() : a);
+
+const BITCOIN_NETWORKS = ['mainnet', 'testnet3', 'testnet4', 'signet', 'regtest'];
+
+/**
+ * The Bitcoin networks a PSBT can be for. A PSBT names none; the signing wallet account's address
+ * does (bc1…/1…/3… mainnet, bcrt1… regtest, tb1…/m…/n…/2… any of testnet3, testnet4 and signet,
+ * which share that encoding). When it cannot tell (a private key signs, whose addresses may be of
+ * several networks, or the address is of no Bitcoin format) the PSBT counts on every network, and so
+ * on every listed one: a limit is not passed by ambiguity.
+ */
+function bitcoinNetworksOf(context: PolicyContext): string[] {
+  const address = context.wallet_account?.address ?? '';
+  if (/^bcrt1/i.test(address)) return ['regtest'];
+  if (/^bc1/i.test(address) || /^[13][1-9A-HJ-NP-Za-km-z]{25,34}$/.test(address)) return ['mainnet'];
+  if (/^tb1/i.test(address) || /^[mn2][1-9A-HJ-NP-Za-km-z]{25,34}$/.test(address)) return ['testnet3', 'testnet4', 'signet'];
+  return BITCOIN_NETWORKS;
+}
+
+/**
+ * The signing wallet's own addresses (every account of the wallet, or every address of the private
+ * key), which a PSBT's change pays: read only for a Bitcoin transaction. The outputs' addresses are
+ * spelled in the signer's network (src/crypto/tx bitcoinTxPolicyFields), as the wallet's accounts of
+ * that network are, so they compare as strings.
+ */
+async function ownAddresses(repos: Repositories, context: PolicyContext): Promise<ReadonlySet<string>> {
+  if (!context.bitcoin?.tx) return new Set();
+  const addresses: string[] = [];
+  if (context.wallet_account?.address) addresses.push(context.wallet_account.address);
+  if (context.wallet) for (const a of await repos.wallets.accountsOfWallet(context.wallet.id)) addresses.push(a.address);
+  if (context.private_key) for (const a of await repos.privateKeys.addresses([context.private_key.id])) addresses.push(a.address);
+  return new Set(addresses.map(normalBitcoinAddress));
 }
 
 /** The listed asset a transfer is of, if the control lists it (a chain-less Ethereum transfer matches every listed chain). */
@@ -287,9 +355,10 @@ export async function measure(input: {
   const contributions = new Map<string, Contribution>();
   const wanted = new Map<string, { control: VelocityControl; groupKey: string }>();
   const measuresTransfers = controls.some((c) => c.source.kind === 'chainAssetTransfer');
-  const perContext = input.contexts.map((context) => {
+  const owned = measuresTransfers ? await Promise.all(input.contexts.map((context) => ownAddresses(input.repos, context))) : [];
+  const perContext = input.contexts.map((context, i) => {
     const groups = new Map<string, string>();
-    const moved = measuresTransfers ? transfersOf(context) : [];
+    const moved = measuresTransfers ? transfersOf(context, owned[i]) : [];
     for (const control of controls) {
       const groupKey = groupKeyOf(control, input.userId, context);
       if (groupKey === undefined) continue;

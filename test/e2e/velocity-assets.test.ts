@@ -10,7 +10,13 @@
 // token counts once for each; a listed token's call that does not decode is refused, not guessed;
 // SOL transfers are summed in SOL, several per transaction; SPL TransferChecked counts toward its
 // mint (one listed on another cluster too: a Solana transaction names none), and an unchecked
-// Transfer, which names no mint, as the listed token with the fewest decimals.
+// Transfer, which names no mint, as the listed token with the fewest decimals. Bitcoin: a PSBT built
+// by @scure/btc-signer and signed through @turnkey/http, as test/e2e/signing.test.ts signs one,
+// counts the outputs leaving the wallet (a foreign address) and not its change (to the signing
+// account or another of the wallet's accounts); a SUM limit stops the PSBT that would cross it, and a
+// tb1 wallet's PSBT does not count on mainnet, while a private key's, whose network Sigil cannot
+// tell, counts on every listed network. Tron: TronWeb-built (offline) TransferContract and
+// TRC-20 transfer/transferFrom/approve calls count in TRX and in the token; other contracts do not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
@@ -18,6 +24,8 @@ import { createAccount } from '@turnkey/viem';
 import { encodeFunctionData, erc20Abi, maxUint256, parseEther, parseUnits, recoverTransactionAddress, type Hex } from 'viem';
 import { TurnkeySigner as SolanaSigner } from '@turnkey/solana';
 import { Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
+import * as btc from '@scure/btc-signer';
+import { TronWeb } from 'tronweb';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient } from '../helpers/clients.js';
 
@@ -303,6 +311,137 @@ describe('chainAssetTransfer: Solana', () => {
     expect(await send(checked(nine, 1n, 9))).toBe('denied');
     // A mint the control does not list.
     expect(await send(checked(unlisted, 10n ** 15n, 6))).toBe('ok');
+    await drop(policy, ids);
+  });
+});
+
+describe('chainAssetTransfer: Bitcoin and Tron', () => {
+  const TESTNET3 = 'bip122:000000000933ea01ad0ee984209779ba';
+  const MAINNET = 'bip122:000000000019d6689c085ae165831e93';
+  const FOREIGN_TB1 = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+  const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+  const TRON_OTHER = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
+
+  /** Signs through @turnkey/http as a user the policies judge: 'ok' when `check` accepts the result, 'denied', or the error. */
+  async function signAs(client: TurnkeyClient, signWith: string, unsignedTransaction: string, type: string, check: (signed: string) => boolean): Promise<string> {
+    try {
+      const r = await client.signTransaction({
+        type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId: org,
+        parameters: { signWith, unsignedTransaction, type: type as never },
+      });
+      const signed = r.activity.result.signTransactionResult?.signedTransaction;
+      return signed && check(signed) ? 'ok' : `not signed: ${r.activity.status}`;
+    } catch (err) {
+      const m = String((err as Error).message);
+      return /policy engine denied request explicitly/.test(m) ? 'denied' : m;
+    }
+  }
+
+  it('bitcoin: the outputs leaving the wallet are summed in BTC, change to any of its accounts is not; a SUM limit stops the PSBT that would cross it; the network is the signing address\'s', async () => {
+    const u = await newUser('btc sender');
+    const w = await api.createWallet({
+      walletName: 'btc',
+      accounts: [
+        { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/84'/1'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH' },
+        { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/84'/1'/0'/1/0", addressFormat: 'ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH' },
+      ],
+    });
+    const [signer, change] = w.addresses;
+    const accounts = (await api.getWalletAccounts({ walletId: w.walletId })).accounts;
+    const pub = Buffer.from(accounts.find((a) => a.address === signer)!.publicKey!, 'hex');
+    const spend = btc.p2wpkh(pub, btc.TEST_NETWORK);
+    expect(spend.address).toBe(signer);
+    // testnet3 at most 0.001 BTC; mainnet at most 0: a tb1 wallet's PSBT must not count on mainnet.
+    const ids = [
+      await assetControl('btc_test', [{ caip19: `${TESTNET3}/slip44:0`, decimals: '8' }], { threshold: '0.001' }),
+      await assetControl('btc_main', [{ caip19: `${MAINNET}/slip44:0`, decimals: '8' }], { threshold: '0' }),
+    ];
+    const policy = await limit('btc', "activity.kind == 'SIGN_TRANSACTION' && (!controls.btc_test || !controls.btc_main)");
+    let n = 0;
+    const psbt = (outputs: [string, bigint][]) => {
+      const tx = new btc.Transaction();
+      // 200,000 sat in; what the outputs leave is the fee.
+      tx.addInput({ txid: (++n).toString(16).padStart(64, '0'), index: 0, witnessUtxo: { script: spend.script, amount: 200_000n } });
+      for (const [to, amount] of outputs) tx.addOutputAddress(to, amount, btc.TEST_NETWORK);
+      return Buffer.from(tx.toPSBT()).toString('hex');
+    };
+    const send = (outputs: [string, bigint][]) =>
+      signAs(u.client, signer, psbt(outputs), 'TRANSACTION_TYPE_BITCOIN', (signed) => (btc.Transaction.fromPSBT(Buffer.from(signed, 'hex')).getInput(0).partialSig?.length ?? 0) === 1);
+    // 60,000 sat leave; 130,000 come back as change (counted, they would be 0.0019 and over).
+    expect(await send([[FOREIGN_TB1, 60_000n], [change, 130_000n]])).toBe('ok');
+    // 30,000 more: 0.0009; change to the signing address itself does not count either.
+    expect(await send([[FOREIGN_TB1, 30_000n], [signer, 160_000n]])).toBe('ok');
+    // 20,000 more would be 0.0011: refused, and not counted.
+    expect(await send([[FOREIGN_TB1, 20_000n], [change, 170_000n]])).toBe('denied');
+    // Moving coins between the wallet's own addresses adds nothing.
+    expect(await send([[change, 190_000n]])).toBe('ok');
+    // Exactly 0.001 is still within "at most 0.001"; one more satoshi is not.
+    expect(await send([[FOREIGN_TB1, 10_000n], [change, 180_000n]])).toBe('ok');
+    expect(await send([[FOREIGN_TB1, 1n], [change, 189_999n]])).toBe('denied');
+    await drop(policy, ids);
+  });
+
+  it('bitcoin: a private key, whose network Sigil cannot tell, counts its PSBT on every listed network; its own address is still change', async () => {
+    const u = await newUser('btc key sender');
+    const k = await api.createPrivateKeys({
+      privateKeys: [{ privateKeyName: 'btc key', curve: 'CURVE_SECP256K1', privateKeyTags: [], addressFormats: ['ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH'] }],
+    });
+    const key = k.privateKeys[0];
+    const own = key.addresses![0].address!;
+    const pub = Buffer.from((await api.getPrivateKey({ privateKeyId: key.privateKeyId! })).privateKey.publicKey, 'hex');
+    const spend = btc.p2wpkh(pub, btc.TEST_NETWORK);
+    expect(spend.address).toBe(own);
+    // Only mainnet is listed, per user (a private key has no wallet): a tb1 key's PSBT still counts.
+    const ids = [await assetControl('btc_any', [{ caip19: `${MAINNET}/slip44:0`, decimals: '8' }], { threshold: '0.0005', groupBy: { user: {} } })];
+    const policy = await limit('btc_any', "activity.kind == 'SIGN_TRANSACTION' && !controls.btc_any");
+    const send = (outputs: [string, bigint][]) => {
+      const tx = new btc.Transaction();
+      tx.addInput({ txid: 'ab'.repeat(32), index: 0, witnessUtxo: { script: spend.script, amount: 200_000n } });
+      for (const [to, amount] of outputs) tx.addOutputAddress(to, amount, btc.TEST_NETWORK);
+      const check = (signed: string) => (btc.Transaction.fromPSBT(Buffer.from(signed, 'hex')).getInput(0).partialSig?.length ?? 0) === 1;
+      return signAs(u.client, own, Buffer.from(tx.toPSBT()).toString('hex'), 'TRANSACTION_TYPE_BITCOIN', check);
+    };
+    // 40,000 leave and 150,000 come back to the key's own address: 0.0004 counted on mainnet.
+    expect(await send([[FOREIGN_TB1, 40_000n], [own, 150_000n]])).toBe('ok');
+    expect(await send([[FOREIGN_TB1, 20_000n], [own, 170_000n]])).toBe('denied');
+    expect(await send([[FOREIGN_TB1, 10_000n], [own, 180_000n]])).toBe('ok');
+    await drop(policy, ids);
+  });
+
+  it('Tron: TransferContract is summed in TRX (6 decimals); TRC-20 transfer, transferFrom and approve count toward their contract; other contracts do not', async () => {
+    const u = await newUser('tron sender');
+    const w = await api.createWallet({
+      walletName: 'tron',
+      accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/195'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_TRON' }],
+    });
+    const from = w.addresses[0];
+    const ids = [
+      await assetControl('trx', [{ caip19: 'tron:0x2b6653dc/slip44:195', decimals: '6' }], { threshold: '10' }),
+      // The network in another spelling: a Tron transaction names none, so it is one asset whatever the spelling.
+      await assetControl('usdt', [{ caip19: `tron:mainnet/trc20:${USDT}`, decimals: '6' }], { threshold: '100' }),
+    ];
+    const policy = await limit('tron', "activity.kind == 'SIGN_TRANSACTION' && (!controls.trx || !controls.usdt)");
+    const tw = new TronWeb({ fullHost: 'http://127.0.0.1:9' }); // never contacted: the builders work offline
+    const blockHeader = { ref_block_bytes: 'c3e8', ref_block_hash: 'e3b7e1a1c2d3f4e5', expiration: Date.now() + 60_000, timestamp: Date.now() };
+    const send = async (unsigned: { raw_data_hex: string }) =>
+      signAs(u.client, from, unsigned.raw_data_hex, 'TRANSACTION_TYPE_TRON', (signed) => tw.trx.ecRecover({ ...unsigned, signature: [signed.slice(-130)] } as never) === from);
+    const trx = (sun: number) => tw.transactionBuilder.sendTrx(TRON_OTHER, sun, from, { blockHeader });
+    const call = async (contract: string, selector: string, params: { type: string; value: string }[]) =>
+      (await tw.transactionBuilder.triggerSmartContract(contract, selector, { txLocal: true, feeLimit: 10_000_000, blockHeader }, params, from)).transaction;
+    const to = { type: 'address', value: TRON_OTHER };
+    const amount = (v: bigint) => ({ type: 'uint256', value: v.toString() });
+    expect(await send(await trx(9_000_000))).toBe('ok');
+    expect(await send(await trx(1_000_001))).toBe('denied');
+    expect(await send(await trx(1_000_000))).toBe('ok');
+    // 60 + 30 + 10 USDT by the three calls: 100, within "at most 100".
+    expect(await send(await call(USDT, 'transfer(address,uint256)', [to, amount(60_000_000n)]))).toBe('ok');
+    expect(await send(await call(USDT, 'transferFrom(address,address,uint256)', [{ type: 'address', value: from }, to, amount(30_000_000n)]))).toBe('ok');
+    expect(await send(await call(USDT, 'approve(address,uint256)', [to, amount(10_000_000n)]))).toBe('ok');
+    expect(await send(await call(USDT, 'transfer(address,uint256)', [to, amount(1n)]))).toBe('denied');
+    // Another contract is no business of these controls.
+    expect(await send(await call(TRON_OTHER, 'transfer(address,uint256)', [to, amount(10n ** 12n)]))).toBe('ok');
     await drop(policy, ids);
   });
 });

@@ -46,12 +46,34 @@ describe('controls.<identifier> in compiled expressions', () => {
 
 describe('chainAssetTransfer assets', () => {
   const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
-  it('name what a transfer is matched on: chain and lowercased contract for Ethereum, no cluster for Solana', () => {
+  it('name what a transfer is matched on: chain and lowercased contract for Ethereum, no cluster for Solana, the network for bitcoin, none for Tron', () => {
     expect(assetOf('eip155:1/slip44:60')).toEqual({ key: 'eth:1', decimals: 18, label: 'ether' });
     expect(assetOf('eip155:137/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48')).toEqual({ key: 'erc20:137:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' });
     expect(assetOf('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/slip44:501')).toEqual({ key: 'sol', decimals: 9, label: 'SOL' });
     expect(assetOf(`solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/token:${USDC}`)).toEqual({ key: `spl:${USDC}` });
-    for (const refused of ['eip155:01/slip44:60', 'eip155:1/slip44:0', 'eip155:1/erc721:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/token:0OIl', 'tron:0x2b6653dc/slip44:195', 'bip122:000000000019d6689c085ae165831e93/slip44:0']) {
+    expect(assetOf('bip122:000000000019d6689c085ae165831e93/slip44:0')).toEqual({ key: 'btc:mainnet', decimals: 8, label: 'bitcoin' });
+    expect(assetOf('bip122:000000000933ea01ad0ee984209779ba/slip44:0')).toEqual({ key: 'btc:testnet3', decimals: 8, label: 'bitcoin' });
+    expect(assetOf('bip122:00000008819873e925422c1ff0f99f7c/slip44:0')).toEqual({ key: 'btc:signet', decimals: 8, label: 'bitcoin' });
+    // Tron: every spelling of every network is one key (a Tron transaction names no network).
+    for (const network of ['0x2b6653dc', '728126428', 'mainnet', '0xcd8690dc', 'nile', 'shasta']) {
+      expect(assetOf(`tron:${network}/slip44:195`)).toEqual({ key: 'trx', decimals: 6, label: 'TRX' });
+      expect(assetOf(`tron:${network}/trc20:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t`)).toEqual({ key: 'trc20:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    }
+    for (const refused of [
+      'eip155:01/slip44:60',
+      'eip155:1/slip44:0',
+      'eip155:1/erc721:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+      'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/token:0OIl',
+      // Litecoin's genesis, an uppercase genesis prefix, bitcoin under another coin type.
+      'bip122:12a765e31ffd4059bada1e25190f6e98/slip44:2',
+      'bip122:12a765e31ffd4059bada1e25190f6e98/slip44:0',
+      'bip122:000000000019D6689C085AE165831E93/slip44:0',
+      'bip122:000000000019d6689c085ae165831e93/slip44:60',
+      'tron:0xdeadbeef/slip44:195',
+      'tron:0x2b6653dc/slip44:60',
+      'tron:0x2b6653dc/trc20:0xa614f803b6fd780986a42c78ec9c7f77e6ded13c',
+      'tron:0x2b6653dc/trc20:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u',
+    ]) {
       expect(assetOf(refused)).toHaveProperty('refused');
     }
   });
