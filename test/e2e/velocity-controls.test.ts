@@ -5,8 +5,12 @@
 // (POLICY / CREATE and DELETE), their activity and audit records, and `controls.<identifier>` in
 // policies: unknown identifiers refused at policy creation, a control a policy reads cannot be
 // deleted. And `usage`, Sigil's extra field on the record: each group's aggregate in its window
-// against the threshold, as the checks read it.
+// against the threshold, as the checks read it, on the windows' clock (moved by the test-only clock
+// file, never by sleeping).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TurnkeyClient } from '@turnkey/http';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient, type KeyPair, type RawResponse } from '../helpers/clients.js';
@@ -15,14 +19,25 @@ import { dbSnapshot, execSql, expectRefusedUnchanged } from '../helpers/db-snaps
 let sigil: SigilInstance;
 let client: TurnkeyClient;
 let org: string;
+let clockDir: string;
+let clockFile: string;
+
+/** Moves the server's velocity clock to `seconds` after the real one (test-only clock file; only `usage` below moves it). */
+function setClock(seconds: number) {
+  writeFileSync(clockFile, String(seconds * 1000));
+}
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  clockDir = mkdtempSync(join(tmpdir(), 'sigil-clock-'));
+  clockFile = join(clockDir, 'offset');
+  setClock(0);
+  sigil = await startSigil({ SIGIL_TEST_VELOCITY_CLOCK_FILE: clockFile, SIGIL_ENABLE_TEST_CLOCK: 'yes-this-is-a-test' });
   client = httpClient(sigil);
   org = sigil.root.organizationId;
 });
 afterAll(async () => {
   await sigil?.stop();
+  if (clockDir) rmSync(clockDir, { recursive: true, force: true });
 });
 
 const TS = { seconds: expect.stringMatching(/^\d+$/), nanos: expect.stringMatching(/^\d+$/) };
@@ -299,6 +314,13 @@ describe('usage: each group\'s aggregate against the threshold', () => {
       { groupBy: 'user', groupId: sigil.root.userId, aggregate: '1', threshold: '2.5', remaining: '1.5' },
     ]);
     expect(usage[unused]).toEqual([]);
+
+    // A day and 1% later the rolling window has let the signatures go; the infinite one keeps them.
+    setClock(86_400 * 1.01 + 1);
+    expect(((await client.getVelocityControl({ organizationId: org, velocityControlId: perWallet })).velocityControl as any).usage).toEqual([]);
+    expect(((await client.getVelocityControl({ organizationId: org, velocityControlId: perUser })).velocityControl as any).usage).toHaveLength(2);
+    // And a check agrees: bob may sign again.
+    expect((await sign(bob, 5)).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
 
     await api.deletePolicy({ policyId: policy.policyId });
     await api.deletePolicy({ policyId: allow.policyId });
