@@ -11,6 +11,7 @@ import { policiesPage } from './pages/policies.js';
 import { privateKeysPage } from './pages/private-keys.js';
 import { signInPage } from './pages/signin.js';
 import { usersPage } from './pages/users.js';
+import { velocityControlsPage } from './pages/velocity-controls.js';
 import { walletsPage } from './pages/wallets.js';
 
 export interface PageContext {
@@ -32,6 +33,7 @@ const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'wallets', label: 'Wallets', page: walletsPage },
   { path: 'private-keys', label: 'Private keys', page: privateKeysPage },
   { path: 'policies', label: 'Policies', page: policiesPage },
+  { path: 'velocity-controls', label: 'Velocity controls', page: velocityControlsPage },
   { path: 'activities', label: 'Activities', page: activitiesPage },
   { path: 'pending', label: 'Pending', page: pendingPage },
 ];

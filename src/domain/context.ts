@@ -130,6 +130,8 @@ export interface OperationContext {
   services: Services;
   /** The request's client IP address (after trusted proxies); absent when unknown. */
   clientAddress?: string;
+  /** Queries only: the clock of velocity control windows (a test clock when one is configured; else `now`). */
+  velocityNow?: () => number;
 }
 
 export interface ActivityContext extends OperationContext {

@@ -463,3 +463,17 @@ export async function release(repos: Repositories, organizationId: string, reser
     if (total) await repos.velocityControls.setAmount(e.controlId, e.groupKey, TOTAL, String(BigInt(total.amount) - taken));
   }
 }
+
+/**
+ * Every group of a control whose aggregate over its window at `at` is above zero, with that
+ * aggregate (×10^18), read as a check reads it (`aggregate`): what get_velocity_control and
+ * list_velocity_controls show as `usage`. One or two rows per group the control has.
+ */
+export async function groupAggregates(repos: Repositories, control: VelocityControl, at: number): Promise<{ groupKey: string; aggregate: bigint }[]> {
+  const out: { groupKey: string; aggregate: bigint }[] = [];
+  for (const groupKey of await repos.velocityControls.groupKeys(control.id)) {
+    const value = await aggregate(repos, control, groupKey, at);
+    if (value > 0n) out.push({ groupKey, aggregate: value });
+  }
+  return out;
+}

@@ -8,7 +8,17 @@
 // decide, so whoever may change policies may change controls, and a policy guarding policy changes
 // (say, two approvers for POLICY) guards the limits too. Recorded as deliberate in
 // test/vectors/activity-resources.json.
+//
+// `usage` (a Sigil addition to v1VelocityControl, README "Velocity controls"; clients that do not
+// know it ignore it): each group of the control with an aggregate above zero in its window now,
+// beside the threshold, so an operator (the dashboard's Velocity controls page) sees how close each
+// group is to its limit. The aggregate is read as a policy check reads it (velocity-limits.ts).
+import type { OperationContext } from '../domain/context.js';
+import { groupAggregates } from '../domain/velocity-limits.js';
+import type { VelocityControlRow } from '../store/repositories/velocity-controls.js';
 import {
+  controlOf,
+  formatAmount,
   createVelocityControl,
   deleteVelocityControl,
   requireVelocityControl,
@@ -20,6 +30,34 @@ import { ACTIVITY_TYPES } from '../schemas/index.js';
 import { defineActivity, defineQuery } from './define.js';
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(ACTIVITY_TYPES);
+
+async function mapInOrder<T, R>(items: T[], f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const item of items) out.push(await f(item));
+  return out;
+}
+
+/** The v1VelocityControl record with `usage`: the groups counted in the window now, nearest their threshold first. */
+async function withUsage(ctx: OperationContext, row: VelocityControlRow) {
+  const control = controlOf(row);
+  const at = ctx.velocityNow?.() ?? ctx.now;
+  const groups = await groupAggregates(ctx.repos, control, at);
+  groups.sort((a, b) => (a.aggregate > b.aggregate ? -1 : a.aggregate < b.aggregate ? 1 : a.groupKey < b.groupKey ? -1 : 1));
+  const threshold = formatAmount(control.threshold);
+  return {
+    ...velocityControlRecord(row),
+    usage: groups.map((g) => {
+      const [kind, id] = g.groupKey === 'organization' ? ['organization', row.organization_id] : g.groupKey.split(/:(.*)/s);
+      return {
+        groupBy: kind,
+        groupId: id,
+        aggregate: formatAmount(g.aggregate),
+        threshold,
+        remaining: formatAmount(control.threshold > g.aggregate ? control.threshold - g.aggregate : 0n),
+      };
+    }),
+  };
+}
 
 export const createVelocityControlOp = defineActivity<Record<string, unknown>, { velocityControlId: string }>({
   path: 'create_velocity_control',
@@ -40,7 +78,7 @@ export const deleteVelocityControlOp = defineActivity<{ velocityControlId: strin
 export const getVelocityControlOp = defineQuery<{ organizationId: string; velocityControlId: string }, unknown>({
   path: 'get_velocity_control',
   request: 'v1GetVelocityControlRequest',
-  execute: async (ctx, b) => ({ velocityControl: velocityControlRecord(await requireVelocityControl(ctx.repos, ctx.organization.id, b.velocityControlId)) }),
+  execute: async (ctx, b) => ({ velocityControl: await withUsage(ctx, await requireVelocityControl(ctx.repos, ctx.organization.id, b.velocityControlId)) }),
 });
 
 export const listVelocityControlsOp = defineQuery<
@@ -64,7 +102,7 @@ export const listVelocityControlsOp = defineQuery<
     const more = rows.length > limit;
     const shown = more ? (backwards ? rows.slice(1) : rows.slice(0, limit)) : rows;
     return {
-      velocityControls: shown.map(velocityControlRecord),
+      velocityControls: await mapInOrder(shown, (row) => withUsage(ctx, row)),
       pageInfo: {
         hasNextPage: backwards ? Boolean(page.before) : more,
         hasPreviousPage: backwards ? more : Boolean(page.after),

@@ -140,7 +140,7 @@ export class Pipeline {
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
     const response =
       decl.kind === 'query'
-        ? await this.runQuery(decl, body, { ...base, repos })
+        ? await this.runQuery(decl, body, { ...base, repos, velocityNow: () => this.deps.velocityClock?.() ?? now })
         : // The fingerprint was looked up in the target; a login may have moved to a sub-organization.
           await this.runActivity(decl, body, req.rawBody, base, repos, organization.id === organizationId ? (existing ?? null) : undefined, fingerprint!);
     // What the answer shows was read from the database: it leaves only once that is durable.

@@ -6,7 +6,9 @@
 // sees its address, creates a policy with a syntax error (the server's message shows inline and
 // nothing changes), fixes it, and approves a second user's sign_raw_payload that the policy holds
 // for two approvals: the vote is cast by the passkey, and @turnkey/sdk-server then reads the activity
-// COMPLETED with a signature. Every page is photographed at 1280 px and 390 px into
+// COMPLETED with a signature. The velocity controls page draws each control's usage per group (the
+// record's `usage`, README "Velocity controls") as a bar whose value and text are the API's
+// aggregate against the threshold, marking the groups at and over the limit. Every page is photographed at 1280 px and 390 px into
 // test-results/screenshots/. Also: the static handler's CSP, content types and path refusals, and
 // email-code sign-in through the auth proxy (otp_init → otp_verify → stamp_login X-Stamp-Attested).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Turnkey } from '@turnkey/sdk-server';
+import { TurnkeyClient } from '@turnkey/http';
+import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, runSigil, serve, type RootCredentials } from '../helpers/sigil.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
@@ -351,6 +355,78 @@ describe('dashboard in Chromium', () => {
     await card.getByRole('button', { name: /^Reject/ }).click();
     await expect.poll(() => page.locator('#flash').textContent()).toContain('the activity is now rejected');
     expect((await api().getActivity({ activityId: submitted.activity.id })).activity.status).toBe('ACTIVITY_STATUS_REJECTED');
+  });
+
+  it('shows each velocity control\'s aggregate per group against its threshold as a bar, marking the limit reached and passed', async () => {
+    await go('#/velocity-controls', 'Velocity controls');
+    await page.locator('.empty').waitFor();
+    await shoot('velocity-controls-empty');
+
+    const http = new TurnkeyClient({ baseUrl: sigil.url }, new ApiKeyStamper({ apiPublicKey: sigil.root.apiPublicKey, apiPrivateKey: sigil.root.apiPrivateKey }));
+    const organizationId = sigil.root.organizationId;
+    const control = async (identifier: string, name: string, threshold: string, groupBy: string) =>
+      (
+        await http.createVelocityControl({
+          type: 'ACTIVITY_TYPE_CREATE_VELOCITY_CONTROL',
+          timestampMs: String(Date.now()),
+          organizationId,
+          parameters: {
+            name,
+            identifier,
+            dataSource: { activityExecution: { filter: { activity: [{ activityType: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' }] } } },
+            aggregation: {
+              method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_COUNT',
+              operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL',
+              threshold,
+              window: { rolling: { duration: '86400' } },
+              groupBy: { [groupBy]: {} },
+            },
+          } as any,
+        })
+      ).activity.result.createVelocityControlResult!.velocityControlId;
+    const perWallet = await control('wallet_signatures', 'four signatures a day per wallet', '4', 'wallet');
+    const perUser = await control('user_signatures', 'three signatures a day per user', '3', 'user');
+    const perOrg = await control('org_signatures', 'ten signatures a day', '10', 'organization');
+    await api().createPolicy({ policyName: 'four a day per wallet', effect: 'EFFECT_DENY', condition: "activity.kind == 'SIGN_RAW_PAYLOAD' && !controls.wallet_signatures", notes: '' });
+    // The root quorum bypasses policies, not the arithmetic: all four count, so the user control is passed.
+    const { wallets } = await api().getWallets({});
+    const walletId = wallets.find((w) => w.walletName === 'Treasury')!.walletId;
+    for (let i = 0; i < 4; i++) {
+      const res = await api().signRawPayload({ signWith: address, payload: '0x' + String(i).padStart(64, '7'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' });
+      expect(res.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    }
+    const usage = Object.fromEntries(((await http.listVelocityControls({ organizationId })).velocityControls as any[]).map((c) => [c.velocityControlId, c.usage[0]]));
+    expect(usage[perWallet]).toEqual({ groupBy: 'wallet', groupId: walletId, aggregate: '4', threshold: '4', remaining: '0' });
+    expect(usage[perUser]).toEqual({ groupBy: 'user', groupId: sigil.root.userId, aggregate: '4', threshold: '3', remaining: '0' });
+    expect(usage[perOrg]).toEqual({ groupBy: 'organization', groupId: organizationId, aggregate: '4', threshold: '10', remaining: '6' });
+
+    await page.reload();
+    const cards = page.locator('.velocity-card');
+    await expect.poll(() => cards.count()).toBe(3);
+    const expected: [string, string, RegExp, string, string][] = [
+      [perWallet, walletId, /Treasury/, '4 of 4 (100%, at the limit)', 'usage usage-at'],
+      [perUser, sigil.root.userId, /Root user/, '4 of 3 (133%, over the limit)', 'usage usage-over'],
+      [perOrg, organizationId, /Organization/, '4 of 10 (40%, 6 left)', 'usage'],
+    ];
+    for (const [id, groupId, name, text, className] of expected) {
+      const card = page.locator(`.velocity-card[data-velocity-control-id="${id}"]`);
+      const row = card.locator(`.usage[data-group-id="${groupId}"]`);
+      expect(await row.getAttribute('class')).toBe(className);
+      expect(await row.locator('.usage-text').textContent()).toBe(text);
+      // The bar: a meter named by its group, valued at the API's aggregate out of the threshold.
+      const bar = card.getByRole('meter', { name });
+      expect(await bar.getAttribute('value')).toBe(usage[id].aggregate);
+      expect(await bar.getAttribute('max')).toBe(usage[id].threshold);
+      expect(await bar.getAttribute('aria-valuetext')).toBe(text);
+      // A meter draws at most its max: past the threshold the bar is full, and the words say by how much.
+      expect(await bar.evaluate((m) => (m as HTMLMeterElement).value)).toBe(Math.min(Number(usage[id].aggregate), Number(usage[id].threshold)));
+    }
+    const wallet = (await page.locator(`.velocity-card[data-velocity-control-id="${perWallet}"]`).textContent())!;
+    expect(wallet).toContain('controls.wallet_signatures');
+    expect(wallet).toContain('Activity executions: Sign raw payload v2');
+    expect(wallet).toContain('Count less than or equal 4');
+    expect(wallet).toContain('rolling 1 day');
+    await shoot('velocity-controls');
   });
 
   it('signs in with an email code through the auth proxy (otp_init, otp_verify, stamp_login with X-Stamp-Attested)', async () => {

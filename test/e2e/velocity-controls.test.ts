@@ -4,8 +4,13 @@
 // message, details}` that leaves the database as it was, policy evaluation of the two activities
 // (POLICY / CREATE and DELETE), their activity and audit records, and `controls.<identifier>` in
 // policies: unknown identifiers refused at policy creation, a control a policy reads cannot be
-// deleted.
+// deleted. And `usage`, Sigil's extra field on the record: each group's aggregate in its window
+// against the threshold, as the checks read it, on the windows' clock (moved by the test-only clock
+// file, never by sleeping).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TurnkeyClient } from '@turnkey/http';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient, type KeyPair, type RawResponse } from '../helpers/clients.js';
@@ -14,14 +19,25 @@ import { dbSnapshot, execSql, expectRefusedUnchanged } from '../helpers/db-snaps
 let sigil: SigilInstance;
 let client: TurnkeyClient;
 let org: string;
+let clockDir: string;
+let clockFile: string;
+
+/** Moves the server's velocity clock to `seconds` after the real one (test-only clock file; only `usage` below moves it). */
+function setClock(seconds: number) {
+  writeFileSync(clockFile, String(seconds * 1000));
+}
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  clockDir = mkdtempSync(join(tmpdir(), 'sigil-clock-'));
+  clockFile = join(clockDir, 'offset');
+  setClock(0);
+  sigil = await startSigil({ SIGIL_TEST_VELOCITY_CLOCK_FILE: clockFile, SIGIL_ENABLE_TEST_CLOCK: 'yes-this-is-a-test' });
   client = httpClient(sigil);
   org = sigil.root.organizationId;
 });
 afterAll(async () => {
   await sigil?.stop();
+  if (clockDir) rmSync(clockDir, { recursive: true, force: true });
 });
 
 const TS = { seconds: expect.stringMatching(/^\d+$/), nanos: expect.stringMatching(/^\d+$/) };
@@ -73,6 +89,8 @@ describe('the endpoints', () => {
       },
       createdAt: TS,
       updatedAt: TS,
+      // Sigil's addition: nothing counted yet.
+      usage: [],
     });
 
     const second = await create(intent('per_user_forever', {
@@ -254,5 +272,63 @@ describe('controls.<identifier> in policies', () => {
     // Now unknown: a policy update naming it is refused.
     await expect(api.updatePolicy({ policyId: reader.policyId, policyCondition: '!controls.daily_signatures' })).rejects.toThrow(/unknown velocity control 'daily_signatures'/);
     await api.deletePolicy({ policyId: reader.policyId });
+  });
+});
+
+describe('usage: each group\'s aggregate against the threshold', () => {
+  it('get_velocity_control and list_velocity_controls show what counted per wallet and per user, and a policy check agrees', async () => {
+    const api = sdkServerClient(sigil);
+    const { walletId, addresses } = await api.createWallet({
+      walletName: 'usage wallet',
+      accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }],
+    });
+    const signs = { activityExecution: { filter: { activity: [{ activityType: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' }] } } };
+    const perWallet = (await create(intent('wallet_signatures', { dataSource: signs, aggregation: { ...intent('x').aggregation, threshold: '3', groupBy: { wallet: {} } } })))
+      .activity.result.createVelocityControlResult!.velocityControlId;
+    const perUser = (await create(intent('user_signatures', { dataSource: signs, aggregation: { ...intent('x').aggregation, threshold: '2.5', window: { infinite: {} }, groupBy: { user: {} } } })))
+      .activity.result.createVelocityControlResult!.velocityControlId;
+    const unused = (await create(intent('unused_exports', { dataSource: { activityExecution: { filter: { activity: [{ activityType: 'ACTIVITY_TYPE_EXPORT_WALLET' }] } } } })))
+      .activity.result.createVelocityControlResult!.velocityControlId;
+    const policy = await api.createPolicy({ policyName: 'three a day per wallet', effect: 'EFFECT_DENY', condition: "activity.kind == 'SIGN_RAW_PAYLOAD' && !controls.wallet_signatures", notes: '' });
+    // Bob is not root: the policies apply to him (the DENY reading the control, and an ALLOW for signing).
+    const bobKey = newKey();
+    const { userIds } = await api.createUsers({ users: [{ userName: 'usage bob', apiKeys: [{ apiKeyName: 'k', publicKey: bobKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }] });
+    const allow = await api.createPolicy({ policyName: 'raw signing', effect: 'EFFECT_ALLOW', condition: "activity.kind == 'SIGN_RAW_PAYLOAD'", notes: '' });
+    const bob = sdkServerClient(sigil, bobKey);
+    const sign = (c: typeof api, n: number) => c.signRawPayload({ signWith: addresses[0], payload: '0x' + n.toString(16).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' });
+    await sign(api, 1);
+    await sign(bob, 2);
+
+    let { velocityControl } = await client.getVelocityControl({ organizationId: org, velocityControlId: perWallet });
+    expect((velocityControl as any).usage).toEqual([{ groupBy: 'wallet', groupId: walletId, aggregate: '2', threshold: '3', remaining: '1' }]);
+    ({ velocityControl } = await client.getVelocityControl({ organizationId: org, velocityControlId: perUser }));
+    // Nearest the threshold first, then by id; the threshold as the decimal it was written in.
+    const byUser = [
+      { groupBy: 'user', groupId: sigil.root.userId, aggregate: '1', threshold: '2.5', remaining: '1.5' },
+      { groupBy: 'user', groupId: userIds[0], aggregate: '1', threshold: '2.5', remaining: '1.5' },
+    ].sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+    expect((velocityControl as any).usage).toEqual(byUser);
+
+    // The third signature reaches the threshold; the fourth, which would pass it, is refused and counts nothing.
+    await sign(bob, 3);
+    await expect(sign(bob, 4)).rejects.toThrow(/policy engine denied request explicitly/);
+    const listed = (await client.listVelocityControls({ organizationId: org })).velocityControls as any[];
+    const usage = Object.fromEntries(listed.map((c) => [c.velocityControlId, c.usage]));
+    expect(usage[perWallet]).toEqual([{ groupBy: 'wallet', groupId: walletId, aggregate: '3', threshold: '3', remaining: '0' }]);
+    expect(usage[perUser]).toEqual([
+      { groupBy: 'user', groupId: userIds[0], aggregate: '2', threshold: '2.5', remaining: '0.5' },
+      { groupBy: 'user', groupId: sigil.root.userId, aggregate: '1', threshold: '2.5', remaining: '1.5' },
+    ]);
+    expect(usage[unused]).toEqual([]);
+
+    // A day and 1% later the rolling window has let the signatures go; the infinite one keeps them.
+    setClock(86_400 * 1.01 + 1);
+    expect(((await client.getVelocityControl({ organizationId: org, velocityControlId: perWallet })).velocityControl as any).usage).toEqual([]);
+    expect(((await client.getVelocityControl({ organizationId: org, velocityControlId: perUser })).velocityControl as any).usage).toHaveLength(2);
+    // And a check agrees: bob may sign again.
+    expect((await sign(bob, 5)).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+
+    await api.deletePolicy({ policyId: policy.policyId });
+    await api.deletePolicy({ policyId: allow.policyId });
   });
 });

@@ -67,6 +67,12 @@ export class VelocityControlsRepo {
     return true;
   }
 
+  /** The keys of every group of a control that was ever counted or read under its lock, in key order. */
+  async groupKeys(controlId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('velocity_groups').select('group_key').where('control_id', '=', controlId).orderBy('group_key').execute();
+    return rows.map((r) => r.group_key);
+  }
+
   /** The amounts of a group's buckets from `fromBucket` on. */
   async amounts(controlId: string, groupKey: string, fromBucket: number): Promise<{ bucket: number; amount: string }[]> {
     const rows = await this.db
