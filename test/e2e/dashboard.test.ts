@@ -70,6 +70,9 @@ async function shoot(name: string) {
 async function go(hash: string, title: string | RegExp) {
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
   await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
+  // The new page's own heading first: until it renders, the previous page (with no `.loading`) is
+  // still there, and a busy machine makes that window wide enough to read the wrong page.
+  await page.locator('#page-title', { hasText: title }).waitFor();
   await page.locator('.loading').waitFor({ state: 'detached' });
 }
 
