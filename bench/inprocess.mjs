@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config/config.js';
 import { startApp } from '../dist/cli/app.js';
-import { dropPostgresSchema, prestamp } from './loadgen.mjs';
+import { dropPostgresSchema, ownPostgresCpuNs, prestamp } from './loadgen.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const scenario = process.argv[2] ?? 'sign_raw_payload';
@@ -30,18 +30,7 @@ const init = spawnSync(process.execPath, [join(ROOT, 'bin', 'sigil.js'), 'init',
 const root = JSON.parse(init.stdout);
 const app = await startApp(loadConfig({ 'data-dir': dataDir, port: '0', 'auth-proxy-port': '0' }, env), pino({ level: 'warn' }, pino.destination(2)));
 // PostgreSQL's own CPU for the run: the backends this process opened (application_name, src/store/db.ts).
-const pgCpu = async () => {
-  if (!postgres) return 0;
-  const { default: pg } = await import('pg');
-  const { readFileSync } = await import('node:fs');
-  const u = new URL(env.DATABASE_URL);
-  u.searchParams.delete('schema');
-  const c = new pg.Client({ connectionString: u.toString() });
-  await c.connect();
-  const { rows } = await c.query('select pid from pg_stat_activity where application_name = $1', [`sigil ${process.pid}`]);
-  await c.end();
-  return rows.reduce((a, r) => a + Number(readFileSync(`/proc/${r.pid}/schedstat`, 'utf8').split(' ')[0]), 0);
-};
+const pgCpu = async () => (postgres ? ownPostgresCpuNs(env.DATABASE_URL) : 0);
 
 const call = async (r) => {
   const res = await app.pipeline.handle({ kind: r.path.includes('/submit/') ? 'submit' : 'query', operation: r.path.split('/').pop(), rawBody: r.body, headers: { 'x-stamp': r.stamp }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });

@@ -81,6 +81,21 @@ export function processTree(pid) {
 }
 
 /** The pids of PostgreSQL backends whose application_name names one of `sigilPids` (see src/store/db.ts). */
+/**
+ * CPU (ns) so far of the PostgreSQL backends this process opened (application_name `sigil <pid>`,
+ * src/store/db.ts): the database's share of an in-process bench's work.
+ */
+export async function ownPostgresCpuNs(databaseUrl) {
+  const { default: pg } = await import('pg');
+  const u = new URL(databaseUrl);
+  u.searchParams.delete('schema');
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  const { rows } = await c.query('select pid from pg_stat_activity where application_name = $1', [`sigil ${process.pid}`]);
+  await c.end();
+  return rows.reduce((a, r) => a + Number(readFileSync(`/proc/${r.pid}/schedstat`, 'utf8').split(' ')[0]), 0);
+}
+
 export async function postgresBackends(pgClient, sigilPids) {
   const names = sigilPids.map((p) => `sigil ${p}`);
   const r = await pgClient.query('select pid from pg_stat_activity where application_name = any($1)', [names]);

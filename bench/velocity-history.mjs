@@ -28,7 +28,7 @@ import { pino } from 'pino';
 import { serializeTransaction } from 'viem';
 import { loadConfig } from '../dist/config/config.js';
 import { startApp } from '../dist/cli/app.js';
-import { dropPostgresSchema, prestamp } from './loadgen.mjs';
+import { dropPostgresSchema, ownPostgresCpuNs, prestamp } from './loadgen.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const count = Number(process.argv[2] ?? 3000);
@@ -76,18 +76,7 @@ async function withDb(fn) {
 }
 
 // PostgreSQL's own CPU: the backends this process opened (application_name, src/store/db.ts).
-const pgCpu = async () => {
-  if (!postgres) return 0;
-  const { default: pg } = await import('pg');
-  const { readFileSync } = await import('node:fs');
-  const u = new URL(env.DATABASE_URL);
-  u.searchParams.delete('schema');
-  const c = new pg.Client({ connectionString: u.toString() });
-  await c.connect();
-  const { rows } = await c.query('select pid from pg_stat_activity where application_name = $1', [`sigil ${process.pid}`]);
-  await c.end();
-  return rows.reduce((a, r) => a + Number(readFileSync(`/proc/${r.pid}/schedstat`, 'utf8').split(' ')[0]), 0);
-};
+const pgCpu = async () => (postgres ? ownPostgresCpuNs(env.DATABASE_URL) : 0);
 
 const call = async (r) => {
   const res = await app.pipeline.handle({ kind: r.path.includes('/submit/') ? 'submit' : 'query', operation: r.path.split('/').pop(), rawBody: r.body, headers: { 'x-stamp': r.stamp }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });
