@@ -153,6 +153,8 @@ describe('stamp_login with a session profile', () => {
       new RegExp(`ACTIVITY_TYPE_CREATE_POLICY_V3 is outside the scope of session profile ${profileId}, which this session was created with \\(its scope is false for this activity\\)`),
     );
     await expect(asSession.createPolicy({ policyName: 'via sdk', effect: 'EFFECT_ALLOW', condition: 'true', notes: '' })).rejects.toThrow(/outside the scope of session profile/);
+    // A vote is an activity too (ACTIVITY / APPROVE): out of this scope.
+    await expect(asSession.approveActivity({ fingerprint: `sha256:${'0'.repeat(64)}` })).rejects.toThrow(/ACTIVITY_TYPE_APPROVE_ACTIVITY is outside the scope of session profile/);
     // The same request stamped by the root user's own key completes: the scope is the session's alone.
     const direct = await api.createPolicy({ policyName: 'by the root key', effect: 'EFFECT_DENY', condition: 'false', notes: '' });
     expect(direct.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
@@ -191,6 +193,28 @@ describe('stamp_login with a session profile', () => {
       { key: sigil.root },
     );
     await expectRefusedUnchanged(sigil, before, unknown, 404, 5, 'NOT_FOUND', /session profile not found: sessionProfileId no-such-profile/);
+  });
+});
+
+describe('a scope over the signing target', () => {
+  it('sees the wallet an activity signs with, as a policy condition does; a batch over the wallet signs', async () => {
+    const api = sdkServerClient(sigil);
+    const account = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
+    const hot = await api.createWallet({ walletName: 'hot', accounts: [account] });
+    const cold = await api.createWallet({ walletName: 'cold', accounts: [account] });
+    const profileId = await createProfile('hot wallet signer', { scope: `activity.action == 'SIGN' && wallet.id == '${hot.walletId}'` });
+    const session = newKey();
+    await api.stampLogin({ publicKey: session.apiPublicKey, sessionProfileId: profileId });
+    const asSession = sdkServerClient(sigil, session);
+    const sign = (signWith: string) => ({ signWith, payload: 'ab'.repeat(32), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL' as const, hashFunction: 'HASH_FUNCTION_NO_OP' as const });
+
+    expect((await asSession.signRawPayload(sign(hot.addresses[0]))).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    await expect(asSession.signRawPayload(sign(cold.addresses[0]))).rejects.toThrow(/outside the scope of session profile .* \(its scope is false for this activity\)/);
+    await expect(
+      asSession.signRawPayloads({ signWith: hot.addresses[0], payloads: ['ab'.repeat(32), 'cd'.repeat(32)], encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' }),
+    ).resolves.toMatchObject({ activity: { status: 'ACTIVITY_STATUS_COMPLETED' } });
+    // An activity without a signing target has no `wallet`: the scope cannot be evaluated, which refuses.
+    await expect(asSession.createUserTag({ userTagName: 'no wallet here', userIds: [] })).rejects.toThrow(/outside the scope of session profile .* \(its scope could not be evaluated on this activity: /);
   });
 });
 
