@@ -8,7 +8,7 @@
 // changes nothing, queries still read. A sub-organization sees and logs in with its parent's
 // profile. A limited session cannot open an unlimited one. Bad input is refused and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptOtpCodeToBundle, verifySessionJwtSignature } from '@turnkey/crypto';
+import { encryptOtpCodeToBundle, generateP256KeyPair, verifySessionJwtSignature } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, newKey, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
@@ -176,6 +176,13 @@ describe('stamp_login with a session profile', () => {
     await expect(sdkServerClient(sigil, refreshed).createPolicy({ policyName: 'still limited', effect: 'EFFECT_ALLOW', condition: 'true', notes: '' })).rejects.toThrow(
       /outside the scope of session profile/,
     );
+
+    // So does a read-write session it makes for its user.
+    const target = generateP256KeyPair();
+    const rw = await asSession.createReadWriteSession({ targetPublicKey: target.publicKey });
+    const { apiKey } = await api.getApiKey({ apiKeyId: rw.apiKeyId });
+    expect(apiKey.credential).toMatchObject({ type: 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', sessionProfileId: profileId });
+    expect(apiKey.expirationSeconds).toBe('600');
 
     // Another profile is refused, and changes nothing.
     const before = await dbSnapshot(sigil);
