@@ -24,9 +24,19 @@ export function assertAtobSafe(json: string): void {
   }
 }
 
+/**
+ * JSON whose string values may hold any character (a session profile's scope is policy-language
+ * text such as `eth.tx.value > 5`): `>`, `?`, `~` and everything outside printable ASCII are
+ * written as \uXXXX escapes, which JSON.parse reads back to the same string. Outside strings
+ * JSON.stringify never produces those characters.
+ */
+function atobSafeJson(claims: SessionClaims): string {
+  return JSON.stringify(claims).replace(/[^\x20-\x7d]|[>?]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Signs `claims` (serialized in their key order) into a compact JWT. */
 export function signSessionJwt(claims: SessionClaims, signer: P256Signer): string {
-  const payload = JSON.stringify(claims);
+  const payload = atobSafeJson(claims);
   assertAtobSafe(payload);
   const signingInput = `${b64url(JSON.stringify(HEADER))}.${b64url(payload)}`;
   const signature = signer.signRaw(sha256(Buffer.from(signingInput, 'ascii')));

@@ -16,7 +16,7 @@ export interface ApiKeyParams {
 }
 
 export interface ApiKeyRecord {
-  credential: { publicKey: string; type: string };
+  credential: { publicKey: string; type: string; sessionProfileId?: string };
   apiKeyId: string;
   apiKeyName: string;
   createdAt: TimestampObject;
@@ -53,11 +53,11 @@ function isValidPublicKey(curve: ApiKeyParams['curveType'], hex: string): boolea
 // One year in seconds is far more than any session needs; the bound only stops absurd values.
 const MAX_EXPIRATION_SECONDS = 10 * 365 * 24 * 3600;
 
-export function parseExpirationSeconds(value: string | undefined): number | null {
+export function parseExpirationSeconds(value: string | undefined, what = 'api key expiration'): number | null {
   if (value === undefined || value === '') return null;
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n <= 0 || n > MAX_EXPIRATION_SECONDS) {
-    throw invalid(`invalid api key expiration: expirationSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRATION_SECONDS}, got ${JSON.stringify(value)}`);
+    throw invalid(`invalid ${what}: expirationSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRATION_SECONDS}, got ${JSON.stringify(value)}`);
   }
   return n;
 }
@@ -93,6 +93,7 @@ export function buildApiKeyRows(
       expires_at: seconds === null ? null : now + seconds * 1000,
       created_at: now,
       updated_at: now,
+      session_profile_id: null,
     };
   });
 }
@@ -117,7 +118,7 @@ export async function insertApiKeys(repos: Repositories, organizationId: string,
 
 export function apiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
   return {
-    credential: { publicKey: row.public_key, type: row.credential_type },
+    credential: { publicKey: row.public_key, type: row.credential_type, ...(row.session_profile_id !== null ? { sessionProfileId: row.session_profile_id } : {}) },
     apiKeyId: row.id,
     apiKeyName: row.api_key_name,
     createdAt: timestamp(row.created_at),

@@ -79,6 +79,7 @@ export async function initializeDeployment(
         expires_at: null,
         created_at: now,
         updated_at: now,
+        session_profile_id: null,
       },
     ]);
     await repos.organizations.setRootQuorum(organizationId, 1, [userId], now);

@@ -420,9 +420,6 @@ const LEGACY_OTP_LOGIN = 'ACTIVITY_TYPE_OTP_LOGIN';
 
 /** otp_login (V2; the legacy type without clientSignature for tokens bound to no key). */
 export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise<{ session: string }> {
-  if (p.sessionProfileId) {
-    throw invalid('session profiles are not available in this Sigil version: omit sessionProfileId for an unrestricted read-write session');
-  }
   const claims = await readVerificationToken(p.verificationToken, ctx.services.signer.publicKey, ctx.now);
   const org = ctx.organization;
   // Parent-issued tokens serve the parent's sub-organizations; a sub-organization's only itself.
@@ -450,6 +447,7 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
     apiKeyName: `OTP Login Session - ${new Date(ctx.now).toISOString()}`,
     expirationSeconds: p.expirationSeconds,
     invalidateExisting: p.invalidateExisting,
+    sessionProfileId: p.sessionProfileId,
   });
 }
 

@@ -13,7 +13,7 @@
 // - `policyName` must be unique in the organization: `policy label must be unique` (InvalidArgument,
 //   §8), REQUEST_INVALID here too.
 import { badRequestDetail, invalid, notFound } from '../errors/errors.js';
-import { compilePolicyExpression, type CompiledPolicyExpression, type ExpressionKind } from '../policy/index.js';
+import { compilePolicyExpression, evaluatePolicyExpression, type CompiledPolicyExpression, type ExpressionKind } from '../policy/index.js';
 import { isUniqueViolation, type PolicyChanges, type PolicyRow, type Repositories } from '../store/index.js';
 import { checkName } from './contacts.js';
 import type { ActivityContext } from './context.js';
@@ -290,6 +290,30 @@ export async function loadCompiledPolicies(repos: Repositories, organizationId: 
     if (compiledCache.size > CACHE_LIMIT) compiledCache.delete(compiledCache.keys().next().value as string);
     return compiled;
   });
+}
+
+/**
+ * get_active_policies (@turnkey/http 6.6.0 v1GetActivePoliciesResponse): whether each policy of the
+ * organization is inside its time window at `at`, the instant the policy engine would judge a
+ * request arriving now by (its `time.now`). A policy without a time window is always active; one
+ * whose time expression fails to evaluate (or no longer compiles) is reported inactive with the
+ * reason, as the client's types describe. The rest of a policy (condition, consensus) depends on
+ * the activity and is not judged here.
+ */
+export async function activePolicyStatuses(repos: Repositories, organizationId: string, at: number) {
+  const rows = await repos.policies.list(organizationId);
+  const compiled = new Map((await loadCompiledPolicies(repos, organizationId)).map((p) => [p.id, p]));
+  const statuses = rows.map((row) => {
+    const base = { organizationId, policyId: row.id };
+    const policy = compiled.get(row.id);
+    if (row.time === null) return { ...base, active: true };
+    const timeExpr = row.time;
+    const broken = policy?.compileErrors?.find((e) => e.startsWith('invalid policy time'));
+    if (!policy?.time || broken) return { ...base, active: false, timeExpr, error: broken ?? 'the time expression could not be compiled' };
+    const r = evaluatePolicyExpression(policy.time, { time: { now: new Date(at) } });
+    return r.ok ? { ...base, active: r.value, timeExpr } : { ...base, active: false, timeExpr, error: r.error.message };
+  });
+  return { statuses, evaluatedAtMs: String(at) };
 }
 
 /** For tests and diagnostics: how many compiled policies the process holds. */

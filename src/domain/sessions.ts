@@ -20,6 +20,7 @@ import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/index.js
 import { buildApiKeyRows, insertApiKeys, isExpired, parseExpirationSeconds } from './api-keys.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller } from './context.js';
 import { requireUser } from './users.js';
+import { loginProfile, sessionSeconds, type LoginProfile } from './session-profiles.js';
 
 export const DEFAULT_SESSION_SECONDS = 900;
 export const READ_ONLY_SESSION_SECONDS = 3600;
@@ -42,11 +43,20 @@ export function sessionPublicKey(value: string, field: string): string {
 /** Registers an expiring session key on a user of the organization. */
 export async function addSessionKey(
   ctx: ActivityContext,
-  p: { userId: string; publicKey: string; apiKeyName: string; expirationSeconds?: string; credentialType: string; invalidateExisting?: boolean },
+  p: {
+    userId: string;
+    publicKey: string;
+    apiKeyName: string;
+    expirationSeconds?: string;
+    credentialType: string;
+    invalidateExisting?: boolean;
+    /** The session profile the key is limited by (its scope), which also caps its lifetime. */
+    profile?: LoginProfile;
+  },
   /** The user's organization when it is a sub-organization of the target (OTP login, Traps 12). */
   orgId = ctx.organization.id,
 ): Promise<ApiKeyRow> {
-  const seconds = parseExpirationSeconds(p.expirationSeconds) ?? DEFAULT_SESSION_SECONDS;
+  const seconds = sessionSeconds(parseExpirationSeconds(p.expirationSeconds), p.profile?.seconds ?? null, DEFAULT_SESSION_SECONDS);
   const [row] = buildApiKeyRows(
     orgId,
     p.userId,
@@ -55,6 +65,7 @@ export async function addSessionKey(
     ctx.newId,
   );
   row.credential_type = p.credentialType;
+  row.session_profile_id = p.profile?.id ?? null;
   if (p.invalidateExisting) {
     const existing = await ctx.repos.apiKeys.listForUsers(orgId, [p.userId]);
     const earlier = existing.filter((k) => k.credential_type === p.credentialType).map((k) => k.id);
@@ -63,6 +74,22 @@ export async function addSessionKey(
   const current = ctx.caller.credential.kind === 'api_key' ? ctx.caller.credential.apiKey.id : undefined;
   await insertApiKeys(ctx.repos, orgId, [row], { keepKeyId: current });
   return row;
+}
+
+/**
+ * The session profile a new session of `user` is made with: the one the intent names, or, when a
+ * session made with a profile opens another session for its own user (a refresh by stamp_login, a
+ * create_read_write_session), that profile, so a limited session can never open an unlimited one.
+ * Such a session naming another profile is refused.
+ */
+async function sessionProfileFor(ctx: ActivityContext, user: { id: string; organization_id: string }, requested: string | undefined): Promise<LoginProfile | undefined> {
+  const { credential } = ctx.caller;
+  const inherited = credential.kind === 'api_key' && ctx.caller.user.id === user.id ? credential.apiKey.session_profile_id : null;
+  if (requested && inherited && requested !== inherited) {
+    throw invalid(`sessionProfileId ${requested} is not the session profile of the session making this request (${inherited}): a session made with a profile can only open sessions with that profile`);
+  }
+  const id = requested || inherited;
+  return id ? loginProfile(ctx.repos, user.organization_id, id) : undefined;
 }
 
 const stampTime = (ms: number) => new Date(ms).toISOString();
@@ -76,7 +103,7 @@ export async function issueKeyBundle(
   ctx: ActivityContext,
   user: { id: string; organization_id: string },
   target: string,
-  p: { apiKeyName: string; expirationSeconds?: string; credentialType: string; invalidateExisting?: boolean },
+  p: { apiKeyName: string; expirationSeconds?: string; credentialType: string; invalidateExisting?: boolean; profile?: LoginProfile },
 ): Promise<{ apiKeyId: string; credentialBundle: string }> {
   const pair = generateP256KeyPair();
   try {
@@ -115,6 +142,7 @@ export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteS
     expirationSeconds: p.expirationSeconds,
     credentialType: READ_WRITE_SESSION_CREDENTIAL,
     invalidateExisting: p.invalidateExisting,
+    profile: await sessionProfileFor(ctx, user, undefined),
   });
   return { organizationId: ctx.organization.id, organizationName: ctx.organization.name, userId, username: user.user_name, apiKeyId, credentialBundle };
 }
@@ -122,25 +150,27 @@ export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteS
 /**
  * A login (stamp_login, otp_login, oauth_login): `publicKey` becomes an expiring login key
  * (CREDENTIAL_TYPE_LOGIN) of `user` in the user's organization, and the answer is the session JWT
- * for it, claims in Turnkey's order (turnkey-contract.md §5; exp in seconds).
+ * for it, claims in Turnkey's order (turnkey-contract.md §5; exp in seconds). A session made with a
+ * session profile records it on the key (which the pipeline then holds to the profile's scope) and
+ * carries `session_profile_id` and `scope` in its JWT, as @turnkey/core's parseSession reads them.
  */
 export async function openLoginSession(
   ctx: ActivityContext,
   user: { id: string; organization_id: string },
   p: { publicKey: string; apiKeyName: string; expirationSeconds?: string; invalidateExisting?: boolean; sessionProfileId?: string },
 ): Promise<{ session: string }> {
-  if (p.sessionProfileId) {
-    throw invalid('session profiles are not available in this Sigil version: omit sessionProfileId for an unrestricted read-write session');
-  }
+  const publicKey = sessionPublicKey(p.publicKey, 'publicKey');
+  const profile = await sessionProfileFor(ctx, user, p.sessionProfileId);
   const row = await addSessionKey(
     ctx,
     {
       userId: user.id,
-      publicKey: sessionPublicKey(p.publicKey, 'publicKey'),
+      publicKey,
       apiKeyName: p.apiKeyName,
       expirationSeconds: p.expirationSeconds,
       credentialType: LOGIN_CREDENTIAL,
       invalidateExisting: p.invalidateExisting,
+      profile,
     },
     user.organization_id,
   );
@@ -151,6 +181,7 @@ export async function openLoginSession(
       session_type: SESSION_TYPE_READ_WRITE,
       user_id: user.id,
       organization_id: user.organization_id,
+      ...(profile ? { session_profile_id: profile.id, scope: profile.scope } : {}),
     },
     ctx.services.signer,
   );

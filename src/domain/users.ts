@@ -80,14 +80,17 @@ export async function insertUserWithCredentials(
   return userId;
 }
 
-/** Creates users with their API keys and tags; all or nothing (the caller's transaction). */
-export async function createUsers(ctx: ActivityContext, users: UserParams[]): Promise<string[]> {
-  if (users.length === 0) throw invalid('users must list at least one user');
+/**
+ * Creates users with their API keys and tags; all or nothing (the caller's transaction). `list` is
+ * the parameter the users came in (create_api_only_users calls them apiOnlyUsers), for messages.
+ */
+export async function createUsers(ctx: ActivityContext, users: UserParams[], list = 'users'): Promise<string[]> {
+  if (users.length === 0) throw invalid(`${list} must list at least one user`);
   const orgId = ctx.organization.id;
   await reserve(ctx.repos, ctx.organization, 'users', users.length);
   const ids: string[] = [];
   for (const [i, u] of users.entries()) {
-    const field = `users[${i}]`;
+    const field = `${list}[${i}]`;
     const tags = await requireTags(ctx.repos, orgId, u.userTags ?? [], `${field}.userTags`);
     const userId = await insertUserWithCredentials(ctx, orgId, u, field, 'a user');
     await ctx.repos.users.setTags(orgId, userId, tags);
@@ -172,4 +175,28 @@ export async function userRecords(repos: Repositories, organizationId: string, r
     updatedAt: timestamp(u.updated_at),
     mfaPolicies: [],
   }));
+}
+
+/** An API-only user (v1ApiOnlyUserParams): a name, an optional contact email, tags and API keys. */
+export interface ApiOnlyUserParams {
+  userName: string;
+  userEmail?: string;
+  userTags: string[];
+  apiKeys: ApiKeyParams[];
+}
+
+/**
+ * create_api_only_users: users whose only credentials are API keys, created as create_users creates
+ * users (same checks, quota and transaction) with no passkeys, OAuth providers or phone number. Each
+ * needs at least one API key, since it has no other way to authenticate; the email is a contact.
+ */
+export async function createApiOnlyUsers(ctx: ActivityContext, users: ApiOnlyUserParams[]): Promise<string[]> {
+  users.forEach((u, i) => {
+    if (u.apiKeys.length === 0) throw invalid(`apiOnlyUsers[${i}]: an API-only user needs at least one API key, its only way to authenticate`);
+  });
+  return createUsers(
+    ctx,
+    users.map((u) => ({ userName: u.userName, userEmail: u.userEmail, userTags: u.userTags, apiKeys: u.apiKeys })),
+    'apiOnlyUsers',
+  );
 }

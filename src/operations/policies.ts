@@ -1,6 +1,7 @@
 // Policy and smart contract interface operations (interface-spec.md §4.4; turnkey-semantics.md §1.1,
 // §7): create_policy, create_policies, update_policy, delete_policy, delete_policies, get_policy,
-// list_policies, create_smart_contract_interface, delete_smart_contract_interface,
+// list_policies, get_active_policies (@turnkey/http 6.6.0; schema in scripts/swagger-supplement.json),
+// create_smart_contract_interface, delete_smart_contract_interface,
 // get_smart_contract_interface, list_smart_contract_interfaces.
 //
 // Older type values, which applications pinned to older SDKs send: ACTIVITY_TYPE_CREATE_POLICY and
@@ -15,6 +16,7 @@ import {
   type CreateSmartContractInterfaceParams,
 } from '../domain/contract-interfaces.js';
 import {
+  activePolicyStatuses,
   createPolicies,
   createPolicy,
   deletePolicies,
@@ -85,6 +87,12 @@ export const listPoliciesOp = defineQuery<{ organizationId: string }, unknown>({
   path: 'list_policies',
   request: 'v1GetPoliciesRequest',
   execute: async (ctx) => ({ policies: (await ctx.repos.policies.list(ctx.organization.id)).map(policyRecord) }),
+});
+
+export const getActivePoliciesOp = defineQuery<{ organizationId: string }, unknown>({
+  path: 'get_active_policies',
+  request: 'v1GetActivePoliciesRequest',
+  execute: (ctx) => activePolicyStatuses(ctx.repos, ctx.organization.id, ctx.now),
 });
 
 export const createSmartContractInterfaceOp = defineActivity<CreateSmartContractInterfaceParams, { smartContractInterfaceId: string }>({

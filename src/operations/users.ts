@@ -1,7 +1,8 @@
-// User operations (interface-spec.md §4.3, §4.6): create_users, update_user and its single-field
-// variants, delete_users, get_user, list_users.
+// User operations (interface-spec.md §4.3, §4.6): create_users, create_api_only_users (swagger
+// v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; USER/CREATE as semantics §1.3 lists it),
+// update_user and its single-field variants, delete_users, get_user, list_users.
 import { verifyContactUpdate } from '../domain/verified-contacts.js';
-import { createUsers, deleteUsers, requireUser, updateUser, userRecords, type UserParams } from '../domain/users.js';
+import { createApiOnlyUsers, createUsers, deleteUsers, requireUser, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/users.js';
 import { authenticatorParamsFromV1 } from '../domain/authenticators.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -33,6 +34,14 @@ export const createUsersOp = defineActivity<{ users: UserParams[] }, { userIds: 
   policy: { resource: USER_RESOURCE, action: 'CREATE' },
   secretFields: ['users[].oauthProviders[].oidcToken'],
   execute: async (ctx, p) => ({ userIds: await createUsers(ctx, p.users) }),
+});
+
+export const createApiOnlyUsersOp = defineActivity<{ apiOnlyUsers: ApiOnlyUserParams[] }, { userIds: string[] }>({
+  path: 'create_api_only_users',
+  type: 'ACTIVITY_TYPE_CREATE_API_ONLY_USERS',
+  result: 'createApiOnlyUsersResult',
+  policy: { resource: USER_RESOURCE, action: 'CREATE' },
+  execute: async (ctx, p) => ({ userIds: await createApiOnlyUsers(ctx, p.apiOnlyUsers) }),
 });
 
 export const updateUserOp = defineActivity<

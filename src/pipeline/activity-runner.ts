@@ -12,7 +12,7 @@ import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { decide, decidingOrganization, includedInConsensus, ownContexts, type Decision, type DecisionInput } from './authorize.js';
+import { checkSessionScope, decide, decidingOrganization, includedInConsensus, ownContexts, type Decision, type DecisionInput } from './authorize.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
 import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/velocity-limits.js';
 import type { PolicyEvaluation } from './policy-engine.js';
@@ -131,6 +131,7 @@ export class ActivityRunner {
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
     const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext: { ...base, repos: reads } });
+    await checkSessionScope({ repos: reads, decl, type: binding.type, caller: base.caller, params, now: base.now, hookContext: { ...base, repos: reads } });
 
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
     // from another user of the organization count as that user's approval. The pipeline looked the

@@ -4,13 +4,15 @@
 // the root quorum's threshold of root approvals allows anything; root-quorum-only activities admit
 // nothing else; otherwise the organization's policies decide over the activity, its resources and
 // the approvals so far. Users may manage their own credentials when no policy speaks to it, and a
-// root user below the threshold waits for the other root users.
+// root user below the threshold waits for the other root users. A session made with a session
+// profile may submit only the activities its profile's scope allows (checkSessionScope).
 import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
+import { sessionScope } from '../domain/session-profiles.js';
 import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
-import type { PolicyContext } from '../policy/index.js';
+import { evaluatePolicyExpression, fieldMatches, type PolicyContext } from '../policy/index.js';
 import type { OrganizationRow, Repositories, VoteRow } from '../store/index.js';
 import { evaluatePoliciesForEach, type PolicyEvaluation } from './policy-engine.js';
 
@@ -56,6 +58,36 @@ export async function decidingOrganization(input: {
   return parent;
 }
 
+/**
+ * A session made with a session profile (its login key records the profile) may submit only the
+ * activities the profile's `scope` allows (turnkey-semantics.md §1.4 "Session profile scope is
+ * evaluated on every request made with that session"). The scope is a policy condition over the
+ * same keywords a policy condition sees (the activity, its resources, the time); like an ALLOW
+ * policy's condition it must evaluate to true, so an error (a keyword the activity does not carry)
+ * refuses. A batch must be in scope in every element. Run at submission, before idempotency, so a
+ * re-submission that would count as an approval is held to the scope too.
+ */
+export async function checkSessionScope(input: {
+  repos: Repositories;
+  decl: ActivityDeclaration;
+  type: string;
+  caller: Caller;
+  params: Record<string, unknown>;
+  now: number;
+  hookContext: OperationContext;
+}): Promise<void> {
+  const scoped = await sessionScope(input.repos, input.caller.credential);
+  if (!scoped) return;
+  const refuse = (why: string) =>
+    new SigilError('REQUEST_NOT_AUTHORIZED', `request not authorized: ${input.type} is outside the scope of session profile ${scoped.profileId}, which this session was created with (${why})`);
+  if (!scoped.scope) throw refuse('the profile no longer exists or its scope cannot be evaluated');
+  const shared = { activity: activityOf(input), time: { now: new Date(input.now) } };
+  for (const own of await ownContexts(input)) {
+    const r = evaluatePolicyExpression(scoped.scope, { ...own, ...shared });
+    if (!fieldMatches('EFFECT_ALLOW', r)) throw refuse(r.ok ? 'its scope is false for this activity' : `its scope could not be evaluated on this activity: ${r.error.message}`);
+  }
+}
+
 export interface DecisionInput {
   repos: Repositories;
   decl: ActivityDeclaration;
@@ -84,7 +116,7 @@ export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitte
   return own.length > 0 ? own : [{}];
 }
 
-function activityOf(input: DecisionInput) {
+function activityOf(input: Pick<DecisionInput, 'decl' | 'type' | 'params'>) {
   const { decl, type, params } = input;
   return activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});
 }

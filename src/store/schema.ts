@@ -47,6 +47,8 @@ export interface ApiKeyTable {
   expires_at: number | null;
   created_at: number;
   updated_at: number;
+  /** The session profile a login key was created with (migration 020); null for other keys. */
+  session_profile_id: string | null;
 }
 
 export interface UserTagTable {
@@ -132,6 +134,7 @@ export interface Database {
   velocity_controls: VelocityControlTable;
   velocity_groups: VelocityGroupTable;
   velocity_counts: VelocityCountTable;
+  session_profiles: SessionProfileTable;
 }
 
 export interface WalletTable {
@@ -461,4 +464,17 @@ export interface VelocityCountTable {
   group_key: string;
   bucket: number;
   amount: string;
+}
+
+/** A session profile (migration 020): immutable once created. */
+export interface SessionProfileTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** A policy-language condition every activity of a session made with the profile must meet. */
+  scope: string;
+  expiration_seconds: string | null;
+  notes: string | null;
+  created_at: number;
+  updated_at: number;
 }

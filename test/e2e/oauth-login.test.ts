@@ -164,6 +164,24 @@ describe('oauth_login', () => {
     const me = await sdkServerClient(sigil, session, created.subOrganizationId).getWhoami({});
     expect(me).toMatchObject({ organizationId: created.subOrganizationId, userId: created.rootUserIds![0] });
   });
+
+  it('opens a session limited by the parent’s session profile for a sub-organization user (README "Session profiles")', async () => {
+    const api = sdkServerClient(sigil);
+    const { sessionProfileId } = await api.createSessionProfile({ sessionProfileName: 'oauth users', scope: "activity.resource == 'USER'", expirationSeconds: '180' });
+    const created = await api.createSubOrganization({
+      subOrganizationName: 'dana org',
+      rootUsers: [{ userName: 'dana', apiKeys: [], authenticators: [], oauthProviders: [{ providerName: 'Test IdP', oidcToken: await idToken({ sub: 'dana' }) }] }],
+      rootQuorumThreshold: 1,
+    });
+    const session = newKey();
+    const res = await api.oauthLogin({ oidcToken: await idToken({ sub: 'dana', nonceFor: session.apiPublicKey }), publicKey: session.apiPublicKey, expirationSeconds: '900', sessionProfileId });
+    expect(decodeToken(res.session)).toMatchObject({ organization_id: created.subOrganizationId, session_profile_id: sessionProfileId, scope: "activity.resource == 'USER'" });
+    const asSession = sdkServerClient(sigil, session, created.subOrganizationId);
+    const { apiKeys } = await asSession.getApiKeys({ userId: created.rootUserIds![0] });
+    expect(apiKeys.map((k) => [k.credential.sessionProfileId, k.expirationSeconds])).toEqual([[sessionProfileId, '180']]);
+    expect((await asSession.createUserTag({ userTagName: 'in scope', userIds: [] })).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    await expect(asSession.createWallet({ walletName: 'out of scope', accounts: [] })).rejects.toThrow(/outside the scope of session profile/);
+  });
 });
 
 describe('legacy oauth', () => {

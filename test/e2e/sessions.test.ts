@@ -211,9 +211,9 @@ describe('stamp_login', () => {
     await expect(sdkServerClient(sigil, subKey, sigil.root.organizationId).getWhoami({})).rejects.toThrow(/could not find public key/);
   });
 
-  it('refuses session profiles and keys that are not P-256 points', async () => {
+  it('refuses unknown session profiles and keys that are not P-256 points', async () => {
     const api = sdkServerClient(sigil);
-    await expect(api.stampLogin({ publicKey: newKey().apiPublicKey, sessionProfileId: 'profile' })).rejects.toThrow(/session profiles are not available/);
+    await expect(api.stampLogin({ publicKey: newKey().apiPublicKey, sessionProfileId: 'profile' })).rejects.toThrow(/session profile not found: sessionProfileId profile/);
     await expect(api.stampLogin({ publicKey: '02' + 'ff'.repeat(32) })).rejects.toThrow(/invalid publicKey/);
     const taken = await api.stampLogin({ publicKey: newKey().apiPublicKey });
     const again = parseSessionLikeSdk(taken.session).payload.public_key;
