@@ -134,6 +134,7 @@ export class OrganizationsRepo {
       'policies',
       'smart_contract_interfaces',
       'velocity_controls',
+      'secrets',
       'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();
