@@ -20,7 +20,7 @@ import { requireWallet, storeWallet, type WalletAccountParams } from './wallets.
 
 type ImportKind = 'wallet' | 'private_key' | 'secret';
 
-const IMPORT_TARGET_AT = (id: string) => ({ table: 'import_bundles', rowId: id, column: 'target_private_key' });
+export const IMPORT_TARGET_AT = (id: string) => ({ table: 'import_bundles', rowId: id, column: 'target_private_key' });
 
 export function checkTarget(targetPublicKey: string): string {
   const hex = targetPublicKey.replace(/^0x/, '');

@@ -23,7 +23,7 @@ import { SigilError, invalid, notFound } from '../errors/errors.js';
 import { SecretNameTaken, type Repositories, type SecretRow } from '../store/index.js';
 import { checkName } from './contacts.js';
 import type { ActivityContext, OperationContext } from './context.js';
-import { checkTarget, exportBundle, issueImportTarget } from './export-import.js';
+import { IMPORT_TARGET_AT, checkTarget, exportBundle, issueImportTarget } from './export-import.js';
 import type { PolicyContext } from '../policy/index.js';
 
 export const MAX_SECRETS_PER_REQUEST = 32;
@@ -31,7 +31,6 @@ export const MAX_SECRET_BYTES = 16_384;
 const MAX_STATIC_PROPERTIES = 32;
 
 const SECRET_VALUE_AT = (id: string) => ({ table: 'secrets', rowId: id, column: 'value' });
-const IMPORT_TARGET_AT = (id: string) => ({ table: 'import_bundles', rowId: id, column: 'target_private_key' });
 
 export interface KeyValue {
   key: string;
@@ -74,7 +73,7 @@ function checkStaticProperties(props: KeyValue[] | undefined, field: string): Ke
 }
 
 /** The organization's secrets with these ids, in the order asked; a missing one is a 404 naming it. */
-export async function requireSecrets(repos: Repositories, organizationId: string, ids: readonly string[]): Promise<SecretRow[]> {
+export async function requireSecrets(repos: Repositories, organizationId: string, ids: string[]): Promise<SecretRow[]> {
   const rows = new Map((await repos.secrets.getMany(organizationId, ids)).map((r) => [r.id, r]));
   return ids.map((id) => {
     const row = rows.get(id);
@@ -223,7 +222,7 @@ export async function deleteSecrets(ctx: ActivityContext, p: { secretIds: string
  * An id that is not a secret of the organization contributes no keyword, so a policy reading
  * `secret` fails closed for it.
  */
-export async function secretPolicyKeywords(ctx: OperationContext, ids: readonly string[]): Promise<PolicyContext[]> {
+export async function secretPolicyKeywords(ctx: OperationContext, ids: string[]): Promise<PolicyContext[]> {
   if (!Array.isArray(ids) || ids.length === 0) return [{}];
   const rows = new Map((await ctx.repos.secrets.getMany(ctx.organization.id, ids)).map((r) => [r.id, r]));
   return ids.map((id) => {

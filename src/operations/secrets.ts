@@ -61,7 +61,7 @@ export const listSecretsOp = defineQuery<{ organizationId: string; paginationOpt
     const orgId = ctx.organization.id;
     const page = b.paginationOptions ?? {};
     for (const cursor of [page.before, page.after]) {
-      if (cursor && (await ctx.repos.secrets.getMany(orgId, [cursor])).length === 0) {
+      if (cursor && !(await ctx.repos.secrets.get(orgId, cursor))) {
         throw invalid(`pagination cursor ${cursor} is not a secret of this organization`);
       }
     }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decryptSecretBundle, encryptSecretToBundle, generateP256KeyPair } from '@turnkey/crypto';
+import { decryptExportBundle, decryptSecretBundle, encryptSecretToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { dbSnapshot, dbText, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
@@ -112,6 +112,9 @@ describe('secrets', () => {
     const compressed = generateP256KeyPair();
     const { secretPayloads } = await api.exportSecrets({ secrets: [{ secretId: passwordId, targetPublicKey: compressed.publicKey, encryptionSuite: SUITE }] });
     expect(await decryptSecretBundle({ secretPayload: secretPayloads[0], embeddedPrivateKey: compressed.privateKey, organizationId: org, dangerouslyOverrideSignerPublicKey: signer })).toBe(password);
+    // The payload is an export bundle: decryptExportBundle opens it to the same bytes.
+    const asExport = await decryptExportBundle({ exportBundle: secretPayloads[0], embeddedKey: compressed.privateKey, organizationId: org, returnMnemonic: false, dangerouslyOverrideSignerPublicKey: signer });
+    expect(asExport).toBe(Buffer.from(password, 'utf8').toString('hex'));
     // A client trusting another signer key, or expecting another organization, refuses the payload.
     await expect(
       decryptSecretBundle({ secretPayload: secretPayloads[0], embeddedPrivateKey: compressed.privateKey, organizationId: org, dangerouslyOverrideSignerPublicKey: generateP256KeyPair().publicKeyUncompressed }),
@@ -292,5 +295,27 @@ describe('secrets', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('secret import targets expire', () => {
+  let short: SigilInstance;
+  beforeAll(async () => {
+    short = await startSigil({ SIGIL_IMPORT_BUNDLE_TTL_SECONDS: '1' });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('an expired target is refused and nothing is imported', async () => {
+    const shortOrg = short.root.organizationId;
+    const r = await httpClient(short).initImportSecrets({ type: 'ACTIVITY_TYPE_INIT_IMPORT_SECRETS', timestampMs: now(), organizationId: shortOrg, parameters: { encryptionSuite: SUITE, numSecrets: 1 } });
+    const [target] = (r.activity.result as any).initImportSecretsResult.enclaveTargetMessages;
+    const sealedValue = await encryptSecretToBundle({ plaintext: 'late secret value', ingressTargetBundle: target, organizationId: shortOrg, dangerouslyOverrideSignerPublicKey: short.root.signerPublicKey });
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // past the 1 s lifetime; a slower machine only waits longer
+    const before = await dbSnapshot(short);
+    const res = await rawPost(`${short.url}/public/v1/submit/import_secrets`, activityBody(shortOrg, 'ACTIVITY_TYPE_IMPORT_SECRETS', { secrets: [{ ...sealedValue, encryptionSuite: SUITE }] }), { key: short.root });
+    await expectRefusedUnchanged(short, before, res, 400, 3, 'REQUEST_INVALID', /secrets\[0\]\.targetPublicKey expired: call init_import_secrets again/);
+    expect((await sdkServerClient(short).listSecrets({})).secrets).toEqual([]);
   });
 });
