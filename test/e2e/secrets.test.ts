@@ -186,6 +186,30 @@ describe('secrets', () => {
     await expect(exportAndOpen(asBob, [withdraw])).rejects.toThrow(/policy engine denied request explicitly/);
     expect(await exportAndOpen(asBob, [trade])).toHaveLength(1);
 
+    // An export that needs a second approver waits, and its result is read from get_activity.
+    const guarded = await importOne(`guarded ${generateP256KeyPair().privateKey}`, { name: 'needs-two' });
+    const dave = await newUser('secrets dave');
+    await api.createPolicy({
+      policyName: 'the guarded secret needs bob and dave',
+      effect: 'EFFECT_ALLOW',
+      consensus: `approvers.any(u, u.id == '${bob.id}') && approvers.any(u, u.id == '${dave.id}')`,
+      condition: "activity.type == 'ACTIVITY_TYPE_EXPORT_SECRETS' && secret.name == 'needs-two'",
+      notes: '',
+    });
+    const waiting = generateP256KeyPair();
+    const submitted = await httpClient(sigil, bob.key).exportSecrets({
+      type: 'ACTIVITY_TYPE_EXPORT_SECRETS',
+      timestampMs: now(),
+      organizationId: org,
+      parameters: { secrets: [{ secretId: guarded, targetPublicKey: waiting.publicKeyUncompressed, encryptionSuite: SUITE }] },
+    });
+    expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    await sdkServerClient(sigil, dave.key).approveActivity({ fingerprint: submitted.activity.fingerprint });
+    const done = await httpClient(sigil, bob.key).getActivity({ organizationId: org, activityId: submitted.activity.id });
+    expect(done.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    const [payload] = (done.activity.result as any).exportSecretsResult.secretPayloads;
+    expect(await decryptSecretBundle({ secretPayload: payload, embeddedPrivateKey: waiting.privateKey, organizationId: org, dangerouslyOverrideSignerPublicKey: signer })).toMatch(/^guarded /);
+
     // Deleting is SECRET/DELETE: not allowed by the export policies.
     await expect(
       httpClient(sigil, bob.key).deleteSecrets({ type: 'ACTIVITY_TYPE_DELETE_SECRETS', timestampMs: now(), organizationId: org, parameters: { secretIds: [trade] } }),
