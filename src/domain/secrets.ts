@@ -15,13 +15,15 @@
 //
 // Rules (README "Secrets"): a batch holds 1 to 32 secrets and succeeds or fails whole; a value is 1 to
 // 16,384 bytes; a name, when given, is 1 to 256 characters and unique in the organization; at most
-// 32 static properties, keys unique and 1 to 128 characters, values at most 1,024. Values are sealed at
+// 32 static properties, keys unique and 1 to 128 characters, values at most 1,024; an organization
+// holds at most 1,000 secrets (the `secrets` quota, SIGIL_QUOTAS). Values are sealed at
 // rest by the barrier, bound to (secrets, id, value); they are never listed, logged or stored readable.
 import { CryptoError, openImportBundle } from '../crypto/bundles.js';
 import { decompressPublicKeyHex } from '../crypto/p256.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import { SecretNameTaken, type Repositories, type SecretRow } from '../store/index.js';
 import { checkName } from './contacts.js';
+import { reserve } from './quotas.js';
 import type { ActivityContext, OperationContext } from './context.js';
 import { IMPORT_TARGET_AT, checkTarget, exportBundle, issueImportTarget } from './export-import.js';
 import type { PolicyContext } from '../policy/index.js';
@@ -158,6 +160,7 @@ export async function importSecrets(ctx: ActivityContext, p: { secrets: ImportSe
   const taken = await ctx.repos.secrets.namesTaken(orgId, names);
   if (taken.length > 0) throw invalid(`a secret named "${taken[0]}" already exists in this organization`);
 
+  await reserve(ctx.repos, ctx.organization, 'secrets', prepared.length);
   const secretIds: string[] = [];
   for (const x of prepared) {
     const plaintext = await openSecretPayload(ctx, x.s, x.field);

@@ -322,10 +322,10 @@ describe('secrets', () => {
   });
 });
 
-describe('secret import targets expire', () => {
+describe('secret import targets expire, and the secrets quota holds', () => {
   let short: SigilInstance;
   beforeAll(async () => {
-    short = await startSigil({ SIGIL_IMPORT_BUNDLE_TTL_SECONDS: '1' });
+    short = await startSigil({ SIGIL_IMPORT_BUNDLE_TTL_SECONDS: '1', SIGIL_QUOTAS: 'secrets=2' });
   });
   afterAll(async () => {
     await short?.stop();
@@ -341,5 +341,23 @@ describe('secret import targets expire', () => {
     const res = await rawPost(`${short.url}/public/v1/submit/import_secrets`, activityBody(shortOrg, 'ACTIVITY_TYPE_IMPORT_SECRETS', { secrets: [{ ...sealedValue, encryptionSuite: SUITE }] }), { key: short.root });
     await expectRefusedUnchanged(short, before, res, 400, 3, 'REQUEST_INVALID', /secrets\[0\]\.targetPublicKey expired: call init_import_secrets again/);
     expect((await sdkServerClient(short).listSecrets({})).secrets).toEqual([]);
+  });
+
+  it('an organization holds at most its quota of secrets; deleting makes room', async () => {
+    const shortOrg = short.root.organizationId;
+    const client = sdkServerClient(short);
+    const seal = async (plaintext: string) => {
+      const r = await httpClient(short).initImportSecrets({ type: 'ACTIVITY_TYPE_INIT_IMPORT_SECRETS', timestampMs: now(), organizationId: shortOrg, parameters: { encryptionSuite: SUITE, numSecrets: 1 } });
+      const [target] = (r.activity.result as any).initImportSecretsResult.enclaveTargetMessages;
+      const s = await encryptSecretToBundle({ plaintext, ingressTargetBundle: target, organizationId: shortOrg, dangerouslyOverrideSignerPublicKey: short.root.signerPublicKey });
+      return { ...s, encryptionSuite: SUITE };
+    };
+    const { secretIds } = await client.importSecrets({ secrets: [await seal('quota one'), await seal('quota two')] });
+    const third = await seal('quota three');
+    const before = await dbSnapshot(short);
+    const res = await rawPost(`${short.url}/public/v1/submit/import_secrets`, activityBody(shortOrg, 'ACTIVITY_TYPE_IMPORT_SECRETS', { secrets: [third] }), { key: short.root });
+    await expectRefusedUnchanged(short, before, res, 429, 8, 'RATE_LIMIT_EXCEEDED', /organization has exceeded maximum secrets: an organization holds at most 2 secrets \(has 2, adding 1\)/);
+    await httpClient(short).deleteSecrets({ type: 'ACTIVITY_TYPE_DELETE_SECRETS', timestampMs: now(), organizationId: shortOrg, parameters: { secretIds: [secretIds[0]] } });
+    expect((await client.importSecrets({ secrets: [third] })).secretIds).toHaveLength(1);
   });
 });
