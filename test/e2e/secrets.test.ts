@@ -110,7 +110,8 @@ describe('secrets', () => {
     // Export to an uncompressed and to a compressed target key; both open to the exact bytes.
     expect(await exportAndOpen(api, [tokenId, passwordId])).toEqual([token, password]);
     const compressed = generateP256KeyPair();
-    const { secretPayloads } = await api.exportSecrets({ secrets: [{ secretId: passwordId, targetPublicKey: compressed.publicKey, encryptionSuite: SUITE }] });
+    // requestContext (in @turnkey/http 6.6.0's types, not the bundled swagger) is accepted and ignored.
+    const { secretPayloads } = await api.exportSecrets({ secrets: [{ secretId: passwordId, targetPublicKey: compressed.publicKey, encryptionSuite: SUITE, requestContext: [{ key: 'ticket', value: 'OPS-1' }] } as never] });
     expect(await decryptSecretBundle({ secretPayload: secretPayloads[0], embeddedPrivateKey: compressed.privateKey, organizationId: org, dangerouslyOverrideSignerPublicKey: signer })).toBe(password);
     // The payload is an export bundle: decryptExportBundle opens it to the same bytes.
     const asExport = await decryptExportBundle({ exportBundle: secretPayloads[0], embeddedKey: compressed.privateKey, organizationId: org, returnMnemonic: false, dangerouslyOverrideSignerPublicKey: signer });
