@@ -118,7 +118,7 @@ export type Flags = Record<string, string | boolean | undefined>;
 
 /**
  * Organization quota overrides (SIGIL_QUOTAS: comma-separated NAME=N with NAME one of users,
- * policies, wallets, privateKeys, userTags, privateKeyTags); empty: the documented limits.
+ * policies, wallets, privateKeys, userTags, privateKeyTags, secrets); empty: the documented limits.
  */
 function quotaOverrides(v: string | undefined): Record<string, number> {
   const out: Record<string, number> = {};

@@ -7,7 +7,7 @@ import { translateMnemonic, validateMnemonic, type MnemonicLanguage } from '../c
 import { makeExportBundle, makeImportBundle, openImportBundle } from '../crypto/bundles.js';
 import type { Curve } from '../crypto/curves.js';
 import { isValidPrivateKey } from '../crypto/keys.js';
-import { generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
+import { bytesToHex, generateP256KeyPair, isValidPublicKey } from '../crypto/p256.js';
 import { SigilError, invalid, notAuthorized, notFound } from '../errors/errors.js';
 import type { ActivityContext, OperationContext } from './context.js';
 import { reserve } from './quotas.js';
@@ -18,11 +18,11 @@ import { requirePrivateKey, storePrivateKey } from './private-keys.js';
 import { requireUser } from './users.js';
 import { requireWallet, storeWallet, type WalletAccountParams } from './wallets.js';
 
-type ImportKind = 'wallet' | 'private_key';
+type ImportKind = 'wallet' | 'private_key' | 'secret';
 
-const IMPORT_TARGET_AT = (id: string) => ({ table: 'import_bundles', rowId: id, column: 'target_private_key' });
+export const IMPORT_TARGET_AT = (id: string) => ({ table: 'import_bundles', rowId: id, column: 'target_private_key' });
 
-function checkTarget(targetPublicKey: string): string {
+export function checkTarget(targetPublicKey: string): string {
   const hex = targetPublicKey.replace(/^0x/, '');
   if (!/^[0-9a-fA-F]+$/.test(hex) || !isValidPublicKey(hex)) {
     throw invalid('invalid targetPublicKey: it must be a P-256 public key in hex, compressed (33 bytes) or uncompressed (65 bytes)');
@@ -30,7 +30,8 @@ function checkTarget(targetPublicKey: string): string {
   return hex;
 }
 
-function exportBundle(ctx: ActivityContext, plaintext: Uint8Array, targetPublicKey: string): string {
+/** An export bundle of `plaintext` sealed to the client's target key; `plaintext` is zeroed afterwards. */
+export function exportBundle(ctx: ActivityContext, plaintext: Uint8Array, targetPublicKey: string): string {
   try {
     return makeExportBundle({
       plaintext,
@@ -81,6 +82,14 @@ async function requireSelf(ctx: ActivityContext, userId: string) {
 
 export async function initImport(ctx: ActivityContext, kind: ImportKind, userId: string) {
   await requireSelf(ctx, userId);
+  return { importBundle: await issueImportTarget(ctx, kind, userId) };
+}
+
+/**
+ * A fresh single-use, expiring import target for `userId`: its private half sealed at rest, and the
+ * signed bundle ({targetPublic, organizationId, userId}) the client verifies before sealing to it.
+ */
+export async function issueImportTarget(ctx: ActivityContext, kind: ImportKind, userId: string): Promise<string> {
   const target = generateP256KeyPair();
   const id = ctx.newId();
   const importBundle = makeImportBundle({
@@ -95,13 +104,14 @@ export async function initImport(ctx: ActivityContext, kind: ImportKind, userId:
     user_id: userId,
     kind,
     target_private_key: ctx.services.barrier.seal(target.privateKey, IMPORT_TARGET_AT(id)),
+    target_public_key: bytesToHex(target.publicKeyUncompressed),
     import_bundle: importBundle,
     expires_at: ctx.now + ctx.services.settings.importBundleTtlMs,
     used_at: null,
     created_at: ctx.now,
   });
   target.privateKey.fill(0);
-  return { importBundle };
+  return importBundle;
 }
 
 /**

@@ -40,6 +40,8 @@ export const ORGANIZATION_QUOTAS = {
   privateKeys: { table: 'private_keys', noun: 'private keys', parent: 1000, subOrganization: 1000 },
   userTags: { table: 'user_tags', noun: 'user tags', parent: 100, subOrganization: 10 },
   privateKeyTags: { table: 'private_key_tags', noun: 'private key tags', parent: 100, subOrganization: 10 },
+  // Not in resource-limits.mdx (secrets came later); as many as private keys, the material they sit beside.
+  secrets: { table: 'secrets', noun: 'secrets', parent: 1000, subOrganization: 1000 },
 } as const satisfies Record<string, OrganizationQuota>;
 
 export type OrganizationQuotaName = keyof typeof ORGANIZATION_QUOTAS;

@@ -229,8 +229,13 @@ export interface PrivateKey {
   readonly label: string;
 }
 
-/** `secret` for ACTIVITY_TYPE_EXPORT_SECRETS (features/secrets.mdx). */
+/**
+ * `secret` for ACTIVITY_TYPE_EXPORT_SECRETS (features/secrets.mdx) and ACTIVITY_TYPE_DELETE_SECRETS,
+ * once per secret. `id` and `name` ('' when unnamed) are Sigil's, so a policy can name one secret.
+ */
 export interface Secret {
+  readonly id: string;
+  readonly name: string;
   readonly static_properties: Readonly<Record<string, string>>;
 }
 

@@ -164,6 +164,8 @@ export const PRIVATE_KEY = struct<C.PrivateKey>('PrivateKey', {
 });
 
 export const SECRET = struct<C.Secret>('Secret', {
+  id: required(STRING),
+  name: required(STRING),
   static_properties: required(mapOf(STRING)),
 });
 

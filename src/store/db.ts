@@ -29,6 +29,7 @@ import * as m016 from './migrations/016_audit_streams.js';
 import * as m017 from './migrations/017_quota_counts.js';
 import * as m018 from './migrations/018_velocity_controls.js';
 import * as m020 from './migrations/020_session_profiles.js';
+import * as m021 from './migrations/021_secrets.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '017_quota_counts': m017,
   '018_velocity_controls': m018,
   '020_session_profiles': m020,
+  '021_secrets': m021,
 };
 
 class StaticMigrations implements MigrationProvider {

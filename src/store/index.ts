@@ -35,6 +35,7 @@ import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
+import { SecretsRepo } from './repositories/secrets.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -59,6 +60,7 @@ export type { BucketRequest, BucketState } from './repositories/rate-limits.js';
 export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
+export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
@@ -99,6 +101,7 @@ export interface Repositories {
   authProxyConfigs: AuthProxyConfigsRepo;
   velocityControls: VelocityControlsRepo;
   sessionProfiles: SessionProfilesRepo;
+  secrets: SecretsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -140,6 +143,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     authProxyConfigs: new AuthProxyConfigsRepo(db),
     velocityControls: new VelocityControlsRepo(db),
     sessionProfiles: new SessionProfilesRepo(db),
+    secrets: new SecretsRepo(db),
   };
 }
 

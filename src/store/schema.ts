@@ -135,6 +135,7 @@ export interface Database {
   velocity_groups: VelocityGroupTable;
   velocity_counts: VelocityCountTable;
   session_profiles: SessionProfileTable;
+  secrets: SecretTable;
 }
 
 export interface WalletTable {
@@ -211,10 +212,12 @@ export interface ImportBundleTable {
   id: string;
   organization_id: string;
   user_id: string;
-  /** 'wallet' or 'private_key': the activity the bundle was issued for. */
+  /** 'wallet', 'private_key' or 'secret': the activity the bundle was issued for. */
   kind: string;
   /** Barrier ciphertext of the target key's private half, bound to (import_bundles, id, target_private_key). */
   target_private_key: string;
+  /** The target's public key, uncompressed lowercase hex (migration 021; NULL on older rows). */
+  target_public_key: string | null;
   import_bundle: string;
   expires_at: number;
   used_at: number | null;
@@ -437,6 +440,20 @@ export interface RateLimitTable {
   rate: number;
   burst: number;
   updated_at: number;
+}
+
+/** A secret (migration 021): its value barrier-sealed to (secrets, id, value). */
+export interface SecretTable {
+  id: string;
+  organization_id: string;
+  /** Unique within the organization when given. */
+  name: string | null;
+  value: string;
+  /** JSON list of {key, value}: the static properties policies read. */
+  static_properties: string;
+  /** The user who imported it. */
+  created_by: string;
+  created_at: number;
 }
 
 /** A velocity control (migration 018): data source and aggregation as the JSON the client sent. */

@@ -37,15 +37,22 @@ END $$`,
       )
       .execute(db);
   }
-  const sqliteChange = (row: 'NEW' | 'OLD', table: string, by: 1 | -1) =>
+  for (const table of COUNTED_TABLES) await countForQuota(db, table);
+}
+
+/**
+ * Starts counting `table` in `quota_counts`: its rows so far, then triggers on insert and delete
+ * (on PostgreSQL through sigil_quota_count, created above). Later migrations call it for the tables
+ * they add a quota to.
+ */
+export async function countForQuota(db: Kysely<unknown>, table: string): Promise<void> {
+  const sqliteChange = (row: 'NEW' | 'OLD', by: 1 | -1) =>
     `INSERT INTO quota_counts (organization_id, name, count) VALUES (${row}.organization_id, '${table}', ${by === 1 ? 1 : 0})
      ON CONFLICT (organization_id, name) DO UPDATE SET count = count + (${by})`;
-  for (const table of COUNTED_TABLES) {
-    await sql.raw(`INSERT INTO quota_counts (organization_id, name, count) SELECT organization_id, '${table}', count(*) FROM ${table} GROUP BY organization_id`).execute(db);
-    for (const [event, row, by] of [['INSERT', 'NEW', 1], ['DELETE', 'OLD', -1]] as const) {
-      const name = `sigil_quota_${table}_${event.toLowerCase()}`;
-      if (sqlite) await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON ${table} BEGIN ${sqliteChange(row, table, by)}; END`).execute(db);
-      else await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON ${table} FOR EACH ROW EXECUTE FUNCTION sigil_quota_count()`).execute(db);
-    }
+  await sql.raw(`INSERT INTO quota_counts (organization_id, name, count) SELECT organization_id, '${table}', count(*) FROM ${table} GROUP BY organization_id`).execute(db);
+  for (const [event, row, by] of [['INSERT', 'NEW', 1], ['DELETE', 'OLD', -1]] as const) {
+    const name = `sigil_quota_${table}_${event.toLowerCase()}`;
+    if (isSqlite(db)) await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON ${table} BEGIN ${sqliteChange(row, by)}; END`).execute(db);
+    else await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON ${table} FOR EACH ROW EXECUTE FUNCTION sigil_quota_count()`).execute(db);
   }
 }

@@ -25,6 +25,18 @@ export class ImportBundlesRepo {
       .execute();
   }
 
+  /** The user's bundle of a kind whose target is this public key (uncompressed lowercase hex). */
+  async byTarget(organizationId: string, userId: string, kind: string, targetPublicKey: string): Promise<ImportBundleRow | undefined> {
+    return this.db
+      .selectFrom('import_bundles')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('target_public_key', '=', targetPublicKey)
+      .where('user_id', '=', userId)
+      .where('kind', '=', kind)
+      .executeTakeFirst();
+  }
+
   /** Marks a bundle used; false when it already was (a concurrent import won). */
   async markUsed(id: string, now: number): Promise<boolean> {
     const res = await this.db

@@ -2,6 +2,7 @@
 // order, and a count; each repository of such a table extends this instead of repeating them.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../schema.js';
+import { applyPage, type Page } from './pagination.js';
 
 /** Tables whose rows belong to an organization and are listed in (created_at, id) order. */
 export type OrganizationTable = {
@@ -30,6 +31,15 @@ export class OrganizationScopedRepo<T extends OrganizationTable> {
 
   async list(organizationId: string): Promise<Selectable<Database[T]>[]> {
     return this.from().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** One page of the organization's rows in the page's order; cursors are row ids. */
+  async page(organizationId: string, page: Page): Promise<Selectable<Database[T]>[]> {
+    const position = async (id: string) => (await this.get(organizationId, id)) as { created_at: number; id: string } | undefined;
+    const cursor = { after: page.after ? await position(page.after) : undefined, before: page.before ? await position(page.before) : undefined };
+    const { query, reversed } = applyPage<any, any, any>(this.from().where('organization_id', '=', organizationId), this.table, page, cursor);
+    const rows = (await query.execute()) as Selectable<Database[T]>[];
+    return reversed ? rows.reverse() : rows;
   }
 
   async count(organizationId: string): Promise<number> {

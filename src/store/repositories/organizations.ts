@@ -135,6 +135,7 @@ export class OrganizationsRepo {
       'smart_contract_interfaces',
       'velocity_controls',
       'session_profiles',
+      'secrets',
       'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();

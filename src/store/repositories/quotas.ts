@@ -1,10 +1,10 @@
-// Counts of the resources an organization's quotas cover (kept by migration 017's triggers) (turnkey-semantics.md §8 "Resource limits";
+// Counts of the resources an organization's quotas cover (kept by migration 017's and 021's triggers) (turnkey-semantics.md §8 "Resource limits";
 // src/domain/quotas.ts declares the limits). SQL only: which table a quota counts is decided here.
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 
 /** Organization-owned tables with a per-organization limit. */
-export type QuotaTable = 'users' | 'policies' | 'wallets' | 'private_keys' | 'user_tags' | 'private_key_tags';
+export type QuotaTable = 'users' | 'policies' | 'wallets' | 'private_keys' | 'user_tags' | 'private_key_tags' | 'secrets';
 
 export class QuotasRepo {
   constructor(private readonly db: Kysely<Database>) {}

@@ -10,36 +10,18 @@
 // there (the sum of its stored time buckets, src/domain/velocity-limits.ts), so `prune` spares it.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VelocityControlTable } from '../schema.js';
-import { applyPage, type Page } from './pagination.js';
+import { OrganizationScopedRepo } from './org-scoped.js';
 import { isForeignKeyViolation } from '../db.js';
 
 export type VelocityControlRow = Selectable<VelocityControlTable>;
 
-export class VelocityControlsRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+export class VelocityControlsRepo extends OrganizationScopedRepo<'velocity_controls'> {
+  constructor(db: Kysely<Database>) {
+    super(db, 'velocity_controls');
+  }
 
   async insert(row: VelocityControlRow): Promise<void> {
     await this.db.insertInto('velocity_controls').values(row).execute();
-  }
-
-  async get(organizationId: string, id: string): Promise<VelocityControlRow | undefined> {
-    return this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
-  }
-
-  /** Every control of the organization, oldest first (what the request path reads, cached). */
-  async list(organizationId: string): Promise<VelocityControlRow[]> {
-    return this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').execute();
-  }
-
-  /** One page of the organization's controls, oldest first; cursors are control ids. */
-  async page(organizationId: string, page: Page): Promise<VelocityControlRow[]> {
-    const position = async (id: string) =>
-      this.db.selectFrom('velocity_controls').select(['created_at', 'id']).where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
-    const cursor = { after: page.after ? await position(page.after) : undefined, before: page.before ? await position(page.before) : undefined };
-    const q = this.db.selectFrom('velocity_controls').selectAll().where('organization_id', '=', organizationId);
-    const { query, reversed } = applyPage(q, 'velocity_controls', page, cursor);
-    const rows = await query.execute();
-    return reversed ? rows.reverse() : rows;
   }
 
   async delete(organizationId: string, id: string): Promise<void> {

@@ -159,7 +159,7 @@ export const FULL_CONTEXT: PolicyContext = {
     curve: 'CURVE_SECP256K1',
     address_format: 'ADDRESS_FORMAT_ETHEREUM',
   },
-  secret: { static_properties: { k: 'creditCard' } },
+  secret: { id: '9a1f0c2e-0000-7000-8000-000000000001', name: 'card', static_properties: { k: 'creditCard' } },
   time: { now: new Date('2026-03-10T14:00:00Z') },
   controls: { k: true },
 };
