@@ -117,6 +117,7 @@ export class OrganizationsRepo {
     await this.db.deleteFrom('votes').where('activity_id', 'in', activityIds).execute();
     for (const table of [
       'policy_evaluations',
+      'activity_mfa',
       'activities',
       'user_tag_assignments',
       'private_key_tag_assignments',
@@ -134,6 +135,7 @@ export class OrganizationsRepo {
       'policies',
       'smart_contract_interfaces',
       'velocity_controls',
+      'mfa_policies',
       'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();
