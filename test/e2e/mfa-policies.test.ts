@@ -101,6 +101,9 @@ describe('MFA policy records', () => {
     expect((await client.getMfaPolicy({ organizationId: org, userId: rootId, mfaPolicyId: id })).mfaPolicy).toEqual(record);
     const server = sdkServerClient(sigil);
     expect((await server.getMfaPolicies({ userId: rootId })).mfaPolicies).toEqual([record]);
+    // v1User carries its MFA policies too.
+    expect((await server.getUser({ userId: rootId })).user.mfaPolicies).toEqual([record]);
+    expect((await server.getUser({ userId: bob.id })).user.mfaPolicies).toEqual([]);
 
     const updated = await client.updateMfaPolicy({
       type: 'ACTIVITY_TYPE_UPDATE_MFA_POLICY',
