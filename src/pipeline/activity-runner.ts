@@ -432,6 +432,21 @@ export class ActivityRunner {
         `request not authorized: user ${base.caller.user.id} is not included in the consensus of activity ${target.id}; only the root quorum and users whose approval can count toward a consensus policy may approve or reject it`,
       );
     }
+    // The voter's own MFA (semantics §3 "each approver's vote only counts after that approver's MFA
+    // is satisfied"): an approval whose voter's MFA policy matches counts once its steps are met,
+    // by this stamp or by the voter's later approvals. A rejection only stops the activity: not gated.
+    if (selection === 'VOTE_SELECTION_APPROVED') {
+      const state = (await repos.mfaPolicies.activityMfa(target.organization_id, target.id)).find((r) => r.user_id === base.caller.user.id);
+      if (state) {
+        if (!(await this.presentMethod(repos, target, state, base))) return vote;
+      } else {
+        const mfa = await this.mfaOf(repos, base.organization.id, target.organization_id, base.caller, target.id, base.now, () =>
+          mfaContexts({ repos, decl: operation.decl, type: target.type, params, now: base.now, hookContext: decision.hookContext, contexts: decision.contexts }),
+        );
+        if (mfa) await repos.mfaPolicies.insertActivityMfa(mfa.row);
+        if (mfa && !mfa.met) return vote;
+      }
+    }
     await repos.activities.insertVote(vote);
     if (selection === 'VOTE_SELECTION_REJECTED') {
       await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
@@ -464,26 +479,33 @@ export class ActivityRunner {
     }
     const state = (await repos.mfaPolicies.activityMfa(target.organization_id, target.id)).find((r) => r.user_id === target.user_id);
     if (!state) throw new SigilError('REQUEST_INVALID', `activity ${target.id} cannot be resumed: its MFA state is missing`);
+    if (!(await this.presentMethod(repos, target, state, base))) return vote;
+    // Every step met: decided again as of now (policies may have changed while it waited).
+    const votes = await repos.activities.votes([target.id]);
+    await this.runDecided(repos, target, operation, base, await this.decisionFor(repos, target, operation, base, votes), votes[0] ?? vote, waiting);
+    return vote;
+  }
+
+  /**
+   * The method the caller's approval stamp presents, counted toward the caller's MFA state on the
+   * activity; true once every step is met. A stamp that meets no step still unmet (the wrong kind,
+   * or a credential already counted) is refused with what would meet one, and nothing changes.
+   */
+  private async presentMethod(repos: Repositories, target: ActivityRow, state: ActivityMfaRow, base: Omit<OperationContext, 'repos'>): Promise<boolean> {
     const steps = JSON.parse(state.required_methods) as RequiredStep[];
     const presented = JSON.parse(state.satisfied_methods) as PresentedMethod[];
-    const metBefore = assignMethods(steps, presented).filter(Boolean).length;
+    const before = assignMethods(steps, presented);
     const method = presentedMethod(base.caller.credential);
     const after = method ? assignMethods(steps, [...presented, method]) : [];
-    if (!method || after.filter(Boolean).length === metBefore) {
-      const unmet = assignMethods(steps, presented)
-        .map((m, i) => (m ? undefined : steps[i].any.map((r) => (r.id ? `${r.type} (${r.id})` : r.type)).join(' or ')))
-        .filter(Boolean);
+    if (!method || after.filter(Boolean).length === before.filter(Boolean).length) {
+      const unmet = before.map((m, i) => (m ? undefined : steps[i].any.map((r) => (r.id ? `${r.type} (${r.id})` : r.type)).join(' or '))).filter(Boolean);
       const what = method ? `a ${method.type} stamp${presented.some((p) => p.publicKey === method.publicKey) ? ' from a credential already counted' : ''}` : 'an attested stamp';
       throw notAuthorized(
         `request not authorized: approving activity ${target.id} with ${what} meets none of the steps of MFA policy ${state.mfa_policy_id} still unmet: ${unmet.map((u) => `[${u}]`).join(', ')}; approve it stamped with one of those methods`,
       );
     }
-    await repos.mfaPolicies.setSatisfied(target.id, target.user_id, JSON.stringify([...presented, method]), base.now);
-    if (!after.every(Boolean)) return vote;
-    // Every step met: decided again as of now (policies may have changed while it waited).
-    const votes = await repos.activities.votes([target.id]);
-    await this.runDecided(repos, target, operation, base, await this.decisionFor(repos, target, operation, base, votes), votes[0] ?? vote, waiting);
-    return vote;
+    await repos.mfaPolicies.setSatisfied(target.id, state.user_id, JSON.stringify([...presented, method]), base.now);
+    return after.every(Boolean);
   }
 
   /**

@@ -266,3 +266,51 @@ describe('enforcement', () => {
     expect((await sign()).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
   });
 });
+
+describe('MFA and consensus', () => {
+  it("the submitter's MFA comes first, then the approvals; an approver's vote counts once the approver's MFA is met", async () => {
+    const root = sdkServerClient(sigil);
+    const bobClient = httpClient(sigil, bob.key);
+    const bobSecond = newKey();
+    await root.createApiKeys({ userId: bob.id, apiKeys: [{ apiKeyName: 'bob second key', publicKey: bobSecond.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }] });
+    await root.createPolicy({ policyName: 'signing takes two approvers', effect: 'EFFECT_ALLOW', condition: "activity.action == 'SIGN'", consensus: 'approvers.count() >= 2', notes: '' });
+    const bobPolicy = (await createPolicy({ userId: bob.id, mfaPolicyName: 'two keys to sign', condition: "activity.action == 'SIGN'", requiredAuthenticationMethods: [{ any: [{ type: API_KEY }] }, { any: [{ type: API_KEY }] }], order: 0 }, bobClient))
+      .activity.result.createMfaPolicyResult!.mfaPolicyId;
+
+    const submitted = await sign(bobClient);
+    expect(submitted.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED');
+    // The same key twice meets one step only: refused, nothing changes.
+    const before = await dbSnapshot(sigil);
+    const again = await rawPost(`${sigil.url}/public/v1/submit/approve_activity`, approveBody(submitted.activity.fingerprint), { key: bob.key });
+    await expectRefusedUnchanged(sigil, before, again, 403, 7, 'REQUEST_NOT_AUTHORIZED', /from a credential already counted meets none of the steps/);
+    // Bob's second key meets the second step: now the policy's consensus is what it waits for.
+    await httpClient(sigil, bobSecond).approveActivity({ type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY', timestampMs: now(), organizationId: org, parameters: { fingerprint: submitted.activity.fingerprint } });
+    let target = (await client.getActivity({ organizationId: org, activityId: submitted.activity.id })).activity;
+    expect(target.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    expect(target.votes.map((v) => v.userId)).toEqual([bob.id]);
+
+    // The root user's approval counts only with a passkey now.
+    const rootPolicy = (await createPolicy({ userId: rootId, mfaPolicyName: 'signing needs a passkey', condition: "activity.action == 'SIGN'", requiredAuthenticationMethods: [{ any: [{ type: PASSKEY }] }], order: 0 }))
+      .activity.result.createMfaPolicyResult!.mfaPolicyId;
+    const byKey = await client.approveActivity({ type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY', timestampMs: now(), organizationId: org, parameters: { fingerprint: submitted.activity.fingerprint } });
+    expect(byKey.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    target = (await client.getActivity({ organizationId: org, activityId: submitted.activity.id })).activity;
+    expect(target.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    expect(target.votes.map((v) => v.userId)).toEqual([bob.id]);
+    expect((await client.getMfaStatus({ organizationId: org, activityId: submitted.activity.id })).mfaStatuses).toEqual(
+      expect.arrayContaining([
+        { mfaPolicyId: bobPolicy, userId: bob.id, satisfied: true, satisfiedMethods: [{ type: API_KEY, id: expect.any(String) }, { type: API_KEY, id: expect.any(String) }], requiredMethods: [{ any: [{ type: API_KEY }] }, { any: [{ type: API_KEY }] }] },
+        { mfaPolicyId: rootPolicy, userId: rootId, satisfied: false, satisfiedMethods: [], requiredMethods: [{ any: [{ type: PASSKEY }] }] },
+      ]),
+    );
+
+    await passkeyClient().approveActivity({ type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY', timestampMs: now(), organizationId: org, parameters: { fingerprint: submitted.activity.fingerprint } });
+    target = (await client.getActivity({ organizationId: org, activityId: submitted.activity.id })).activity;
+    expect(target.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(target.result.signRawPayloadResult!.r).toMatch(/^[0-9a-f]{64}$/);
+    expect(target.votes.map((v) => [v.userId, v.scheme])).toEqual([
+      [bob.id, 'SIGNATURE_SCHEME_TK_API_P256'],
+      [rootId, 'SIGNATURE_SCHEME_TK_API_WEBAUTHN'],
+    ]);
+  });
+});
