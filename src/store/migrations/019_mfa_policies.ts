@@ -11,8 +11,8 @@
 //   get_mfa_status reports and what an approval in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED completes.
 //   No foreign key to `activities`: the row joins the grouped commit, whose own writes run before
 //   the group's activity rows are inserted (src/store/group-commit.ts).
-import { sql, type Kysely } from 'kysely';
-import { isSqlite } from './trigger-helpers.js';
+import type { Kysely } from 'kysely';
+import { cacheGenerationTriggers } from './trigger-helpers.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -44,16 +44,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('activity_mfa_pk', ['activity_id', 'user_id'])
     .execute();
 
-  // Cache generations (migration 015's scheme): the function exists on PostgreSQL already.
-  for (const event of ['INSERT', 'UPDATE', 'DELETE'] as const) {
-    const name = `sigil_gen_mfa_policies_${event.toLowerCase()}`;
-    if (isSqlite(db)) {
-      const bump = (row: 'NEW' | 'OLD') =>
-        `INSERT INTO cache_generations (organization_id, generation) VALUES (${row}.organization_id, 1) ON CONFLICT (organization_id) DO UPDATE SET generation = cache_generations.generation + 1`;
-      const body = event === 'INSERT' ? bump('NEW') : event === 'DELETE' ? bump('OLD') : `${bump('OLD')}; ${bump('NEW')}`;
-      await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON mfa_policies BEGIN ${body}; END`).execute(db);
-    } else {
-      await sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON mfa_policies FOR EACH ROW EXECUTE FUNCTION sigil_bump_cache_generation('organization_id')`).execute(db);
-    }
-  }
+  // Cache generations (migration 015's scheme), so the request path reads the list from memory.
+  await cacheGenerationTriggers(db, 'mfa_policies');
 }
