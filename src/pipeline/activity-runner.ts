@@ -3,6 +3,11 @@
 // recorded as ACTIVITY_STATUS_CONSENSUS_NEEDED with its parameters sealed; every vote (an
 // approve_activity, a reject_activity, or the same body submitted by another user) re-runs the
 // decision, and the vote that completes consensus runs the activity in the vote's own transaction.
+// MFA policies (issue 19, src/domain/mfa-policies.ts) ride on the same machinery: a submission that
+// lacks the methods its submitter's matching MFA policy requires is recorded as
+// ACTIVITY_STATUS_AUTHENTICATORS_NEEDED, sealed the same way, and the submitter's approvals stamped
+// with those methods complete it under the same row lock; an approver's vote counts once the
+// approver's own matching MFA policy is met.
 import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
