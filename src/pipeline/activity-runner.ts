@@ -190,9 +190,15 @@ export class ActivityRunner {
     // MFA (issue 19): the submitter's first matching MFA policy names the methods the activity must
     // carry; the submission's stamp is the first. (Votes returned above: exempt, or nothing could satisfy one.)
     const mfa = await this.mfaOf(reads, deciding.id, orgId, base.caller, activityId, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext: { ...base, repos: reads } }));
-    if (mfa && !mfa.met && deciding.id !== orgId) {
+    if (mfa && !mfa.met && (deciding.id !== orgId || base.caller.credential.kind === 'attested')) {
+      // It could not wait: a parent's credential votes in another organization, and an attested key
+      // is no registered credential the approved activity could later run as.
+      const why =
+        deciding.id !== orgId
+          ? 'an activity a parent organization submits for a sub-organization cannot wait for them (approvals are cast in the sub-organization)'
+          : 'a login stamped by an attested key (X-Stamp-Attested) cannot wait for them';
       throw permissionDenied(
-        `${binding.type} needs the authentication methods of MFA policy ${mfa.row.mfa_policy_id} of user ${base.caller.user.id}; an activity a parent organization submits for a sub-organization cannot wait for them (approvals are cast in the sub-organization): submit it stamped with a required method`,
+        `${binding.type} needs the authentication methods of MFA policy ${mfa.row.mfa_policy_id} of user ${base.caller.user.id}; ${why}: submit it stamped with a required method`,
         decision.evaluations,
       );
     }

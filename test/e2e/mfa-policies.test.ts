@@ -314,3 +314,24 @@ describe('MFA and consensus', () => {
     ]);
   });
 });
+
+describe('where an activity cannot wait', () => {
+  it("a parent's credential submitting for a sub-organization must carry its MFA methods: refused, nothing changes", async () => {
+    const root = sdkServerClient(sigil);
+    const { subOrganizationId } = await root.createSubOrganization({
+      subOrganizationName: 'dana org',
+      rootUsers: [{ userName: 'dana', userEmail: 'dana@example.com', apiKeys: [], authenticators: [], oauthProviders: [] }],
+      rootQuorumThreshold: 1,
+    });
+    // The root user's signing policy from above still applies; this one asks for a passkey on OTP.
+    await createPolicy({ userId: rootId, mfaPolicyName: 'codes need a passkey', condition: "activity.resource == 'OTP'", requiredAuthenticationMethods: [{ any: [{ type: PASSKEY }] }], order: 1 });
+    const before = await dbSnapshot(sigil);
+    const res = await rawPost(
+      `${sigil.url}/public/v1/submit/init_otp`,
+      { type: 'ACTIVITY_TYPE_INIT_OTP_V3', timestampMs: now(), organizationId: subOrganizationId, parameters: { otpType: 'OTP_TYPE_EMAIL', contact: 'dana@example.com', appName: 'Sigil Test' } },
+      { key: sigil.root },
+    );
+    await expectRefusedUnchanged(sigil, before, res, 403, 7, 'REQUEST_NOT_AUTHORIZED', /sufficient permissions/);
+    expect(JSON.stringify(res.body.details)).toContain('a parent organization submits for a sub-organization cannot wait for them');
+  });
+});
