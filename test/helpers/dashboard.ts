@@ -4,19 +4,12 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { dropSchema, freshDeploymentEnv, initDeployment, serve, type RootCredentials } from './sigil.js';
+import { dropSchema, freshDeploymentEnv, initDeployment, serve, type SigilInstance } from './sigil.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-export interface DashboardSigil {
-  url: string;
-  authProxyUrl: string;
-  dataDir: string;
-  databaseUrl: string | undefined;
-  env: NodeJS.ProcessEnv;
-  root: RootCredentials;
-  stop(): Promise<void>;
-}
+/** A Sigil the dashboard tests start themselves (their own port): SigilInstance's fields but the child process. */
+export type DashboardSigil = Pick<SigilInstance, 'url' | 'authProxyUrl' | 'dataDir' | 'databaseUrl' | 'env' | 'root' | 'stop'>;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
