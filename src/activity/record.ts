@@ -45,6 +45,8 @@ export function renderVote(v: VoteRow, users: Map<string, unknown>) {
 export function renderActivity(row: ActivityRow, votes: VoteRow[], users: Map<string, unknown>, viewer?: Viewer) {
   const voted = viewer ? votes.some((v) => v.user_id === viewer.userId) : true;
   const open = row.status === ActivityStatus.CONSENSUS_NEEDED;
+  // Waiting for its submitter's MFA methods: the submitter approves (with a required method) or rejects.
+  const awaitingOwnMfa = row.status === ActivityStatus.AUTHENTICATORS_NEEDED && viewer !== undefined && viewer.userId === row.user_id;
   const record: Record<string, unknown> = {
     id: row.id,
     organizationId: row.organization_id,
@@ -55,8 +57,8 @@ export function renderActivity(row: ActivityRow, votes: VoteRow[], users: Map<st
     votes: votes.map((v) => renderVote(v, users)),
     appProofs: row.app_proofs ? JSON.parse(row.app_proofs) : [],
     fingerprint: row.fingerprint,
-    canApprove: open && !voted,
-    canReject: open && !voted,
+    canApprove: (open && !voted) || awaitingOwnMfa,
+    canReject: (open && !voted) || awaitingOwnMfa,
     createdAt: ts(row.created_at),
     updatedAt: ts(row.updated_at),
     timestampMs: String(row.created_at),

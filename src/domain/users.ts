@@ -10,6 +10,8 @@ import { requireAll } from './lookup.js';
 import { timestamp, type TimestampObject } from './records.js';
 import type { ActivityContext } from './context.js';
 import { reserve } from './quotas.js';
+// A cycle (mfa-policies.ts checks users with requireUser): only functions cross it, called after both load.
+import { mfaPolicyRecord } from './mfa-policies.js';
 
 export interface UserParams {
   userName: string;
@@ -32,7 +34,7 @@ export interface UserRecord {
   oauthProviders: unknown[];
   createdAt: TimestampObject;
   updatedAt: TimestampObject;
-  mfaPolicies: unknown[];
+  mfaPolicies: ReturnType<typeof mfaPolicyRecord>[];
 }
 
 export async function requireUser(repos: Repositories, organizationId: string, userId: string): Promise<UserRow> {
@@ -162,6 +164,8 @@ export async function userRecords(repos: Repositories, organizationId: string, r
     repos.authenticators.listForUsers(organizationId, ids),
   ]);
   const oauthProviders = await oauthProvidersByUser(repos, organizationId, ids);
+  // The organization's MFA policies come from the read cache, by user and order.
+  const mfaPolicies = await repos.mfaPolicies.list(organizationId);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.user_name,
@@ -173,7 +177,7 @@ export async function userRecords(repos: Repositories, organizationId: string, r
     oauthProviders: oauthProviders.get(u.id) ?? [],
     createdAt: timestamp(u.created_at),
     updatedAt: timestamp(u.updated_at),
-    mfaPolicies: [],
+    mfaPolicies: mfaPolicies.filter((p) => p.user_id === u.id).map(mfaPolicyRecord),
   }));
 }
 

@@ -27,8 +27,9 @@ import * as oauth2Credentials from './oauth2-credentials.js';
 import * as velocityControls from './velocity-controls.js';
 import * as sessionProfiles from './session-profiles.js';
 import * as secrets from './secrets.js';
+import * as mfaPolicies from './mfa-policies.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, sessionProfiles, secrets];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, sessionProfiles, secrets, mfaPolicies];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

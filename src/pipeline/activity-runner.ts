@@ -3,16 +3,24 @@
 // recorded as ACTIVITY_STATUS_CONSENSUS_NEEDED with its parameters sealed; every vote (an
 // approve_activity, a reject_activity, or the same body submitted by another user) re-runs the
 // decision, and the vote that completes consensus runs the activity in the vote's own transaction.
+// MFA policies (issue 19, src/domain/mfa-policies.ts) ride on the same machinery: a submission that
+// lacks the methods its submitter's matching MFA policy requires is recorded as
+// ACTIVITY_STATUS_AUTHENTICATORS_NEEDED, sealed the same way, and the submitter's approvals stamped
+// with those methods complete it under the same row lock; an approver's vote counts once the
+// approver's own matching MFA policy is met.
 import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
 import { policyOutcomeFact, proveFacts } from '../domain/app-proofs.js';
-import { SigilError, notAuthorized } from '../errors/errors.js';
+import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
-import { checkSessionScope, decide, decidingOrganization, includedInConsensus, ownContexts, type Decision, type DecisionInput } from './authorize.js';
+import { checkSessionScope, decide, decidingOrganization, includedInConsensus, mfaContexts, ownContexts, type Decision, type DecisionInput } from './authorize.js';
+import { assignMethods, matchingMfaPolicy, presentedMethod, type PresentedMethod, type RequiredStep } from '../domain/mfa-policies.js';
+import type { ActivityMfaRow } from '../store/index.js';
+import type { PolicyContext } from '../policy/index.js';
 import { loadCompiledPolicies } from '../domain/policies.js';
 import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/velocity-limits.js';
 import type { PolicyEvaluation } from './policy-engine.js';
@@ -180,6 +188,22 @@ export class ActivityRunner {
       hookContext: { ...base, repos: reads },
     });
     if (decision.outcome === 'deny') throw decision.error;
+    // MFA (issue 19): the submitter's first matching MFA policy names the methods the activity must
+    // carry; the submission's stamp is the first. (Votes returned above: exempt, or nothing could satisfy one.)
+    const mfa = await this.mfaOf(reads, deciding.id, orgId, base.caller, activityId, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext: { ...base, repos: reads } }));
+    if (mfa && !mfa.met && (deciding.id !== orgId || base.caller.credential.kind === 'attested')) {
+      // It could not wait: a parent's credential votes in another organization, and an attested key
+      // is no registered credential the approved activity could later run as.
+      const why =
+        deciding.id !== orgId
+          ? 'an activity a parent organization submits for a sub-organization cannot wait for them (approvals are cast in the sub-organization)'
+          : 'a login stamped by an attested key (X-Stamp-Attested) cannot wait for them';
+      throw permissionDenied(
+        `${binding.type} needs the authentication methods of MFA policy ${mfa.row.mfa_policy_id} of user ${base.caller.user.id}; ${why}: submit it stamped with a required method`,
+        decision.evaluations,
+      );
+    }
+    const mfaWrite = mfa ? (repos: Repositories) => repos.mfaPolicies.insertActivityMfa(mfa.row) : undefined;
     // From here on the activity's velocity counts are reserved: any failure gives them back.
     // A release that itself fails (the database went away) leaves the counts taken: the limit errs
     // on the safe side, and the activity's own error is what the client hears.
@@ -218,23 +242,32 @@ export class ActivityRunner {
       audit: [activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }) as PendingAuditEntry],
       writes,
     });
+    let waitsForAuthenticators = false;
     try {
-      if (decision.outcome === 'consensus_needed') {
-        row.status = ActivityStatus.CONSENSUS_NEEDED;
+      if ((mfa && !mfa.met) || decision.outcome === 'consensus_needed') {
+        // Waiting: for the submitter's authenticators first (MFA), then for approvals if the
+        // policies ask for them (decided again when the MFA is met).
+        waitsForAuthenticators = Boolean(mfa && !mfa.met);
+        row.status = waitsForAuthenticators ? ActivityStatus.AUTHENTICATORS_NEEDED : ActivityStatus.CONSENSUS_NEEDED;
         row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(params)), PENDING_AT(activityId));
-        await store.commitRecords(records());
+        await store.commitRecords(records(mfaWrite));
       } else if (decl.prepare) {
         // The slow part reads only; its writes join the grouped commit that records the activity.
         const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
         const prepared = await decl.prepare(ctx, params);
         complete(prepared.result, ctx);
-        await store.commitRecords(records(prepared.writes));
+        await store.commitRecords(
+          records(async (repos) => {
+            await prepared.writes(repos);
+            await mfaWrite?.(repos);
+          }),
+        );
       } else if (decl.execution === 'pure') {
         // Reads and computation happen first; the finished activity is then recorded durably
         // before the answer leaves. A crash in between loses a result nobody has seen.
         const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
         complete(await decl.execute(ctx, params), ctx);
-        await store.commitRecords(records());
+        await store.commitRecords(records(mfaWrite));
       } else {
         await store.transaction(async (repos) => {
           // Recorded before execution; its status and result after, in the same transaction, so a
@@ -242,6 +275,7 @@ export class ActivityRunner {
           await repos.activities.insert(row);
           await repos.activities.insertVote(vote);
           for (const e of evaluations) await repos.policyEvaluations.insert(e);
+          await mfaWrite?.(repos);
           const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
           complete(await decl.execute(ctx, params), ctx);
           await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
@@ -258,6 +292,8 @@ export class ActivityRunner {
       if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
+    // A waiting activity counts when it executes: the approval that completes it measures again.
+    if (waitsForAuthenticators) await giveBack();
     const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads, asVoted);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
@@ -307,7 +343,8 @@ export class ActivityRunner {
 
   /**
    * Records a vote on a waiting activity and re-decides it; in one transaction with `alsoRecord`.
-   * The deciding approval runs the activity; a rejection ends it.
+   * The deciding approval runs the activity; a rejection ends it. An activity waiting for its
+   * submitter's authenticators (MFA) takes only the submitter's votes, each approval a method.
    */
   private async castVote(
     target: ActivityRow,
@@ -323,11 +360,17 @@ export class ActivityRunner {
         `organization mismatch: request is targeting organization ("${target.organization_id}"), but voters are in organization ("${base.caller.organizationId}")`,
       );
     }
-    if (target.status !== ActivityStatus.CONSENSUS_NEEDED) {
+    const waiting = target.status;
+    if (waiting !== ActivityStatus.CONSENSUS_NEEDED && waiting !== ActivityStatus.AUTHENTICATORS_NEEDED) {
       throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${target.status})`);
     }
     const operation = registry.byType.get(target.type);
     if (!operation || !target.pending_parameters) throw new SigilError('REQUEST_INVALID', `activity ${target.id} cannot be resumed`);
+    if (waiting === ActivityStatus.AUTHENTICATORS_NEEDED && base.caller.user.id !== target.user_id) {
+      throw notAuthorized(
+        `request not authorized: activity ${target.id} is waiting for the authentication methods its submitter's MFA policy requires (ACTIVITY_STATUS_AUTHENTICATORS_NEEDED); only its submitter, user ${target.user_id}, can approve or reject it until they are met`,
+      );
+    }
     if (operation.decl.authorization === 'root_quorum_only') {
       const quorum = await store.repos.organizations.rootQuorumUserIds(target.organization_id);
       if (!quorum.includes(base.caller.user.id)) {
@@ -338,15 +381,46 @@ export class ActivityRunner {
       // Locked and read again inside the transaction: of two final approvals arriving at once (two
       // processes on one PostgreSQL), the second sees the first's outcome and runs nothing.
       const current = await repos.activities.lockForVote(target.organization_id, target.id);
-      if (current?.status !== ActivityStatus.CONSENSUS_NEEDED) {
-        throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${current?.status ?? 'gone'})`);
+      if (current?.status !== waiting) {
+        throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting ${waiting === ActivityStatus.AUTHENTICATORS_NEEDED ? 'authenticators' : 'consensus'} (status ${current?.status ?? 'gone'})`);
       }
       await alsoRecord?.(repos);
-      const vote = await this.applyVote(repos, current, operation, base, selection, message);
+      const vote =
+        waiting === ActivityStatus.AUTHENTICATORS_NEEDED
+          ? await this.applyAuthenticator(repos, current, operation, base, selection, message)
+          : await this.applyVote(repos, current, operation, base, selection, message);
       // The entry describes the activity as the vote left it (its status, result or failure).
       const after = (await repos.activities.get(target.organization_id, target.id))!;
-      appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller), time: base.now }));
+      appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller) , time: base.now }));
     });
+  }
+
+  /** Inside a vote's transaction: the decision on a waiting activity, as its submitter, with its velocity controls measured under lock. */
+  private async decisionFor(
+    repos: Repositories,
+    target: ActivityRow,
+    operation: { decl: ActivityDeclaration; binding: ActivityTypeBinding },
+    base: Omit<OperationContext, 'repos'>,
+    votes: VoteRow[],
+  ) {
+    const params = JSON.parse(this.deps.services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
+    const submitter = await this.submitterOf(repos, target, votes);
+    const decision: DecisionInput = {
+      repos,
+      decl: operation.decl,
+      type: target.type,
+      org: base.organization,
+      submitter,
+      params,
+      votes,
+      now: base.now,
+      hookContext: { ...base, caller: submitter, repos },
+    };
+    // Velocity controls: measured under their groups' locks, held until this transaction ends, so
+    // the activity is judged and, if it executes, counted as one step (velocity-limits.ts).
+    const measured = await this.measureLocked(decision);
+    if (measured) decision.contexts = measured.contexts;
+    return { decision, measured, params, submitter };
   }
 
   /** The vote's writes and their effect on the target; returns the target's status afterwards. */
@@ -358,63 +432,168 @@ export class ActivityRunner {
     selection: string,
     message: string,
   ): Promise<VoteRow> {
-    const { services } = this.deps;
     const votes = await repos.activities.votes([target.id]);
-      if (votes.some((v) => v.user_id === base.caller.user.id)) {
-        throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
-      }
-      const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
-      const params = JSON.parse(services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
-      const submitter = await this.submitterOf(repos, target, votes);
-      const decision: DecisionInput = {
-        repos,
-        decl: operation.decl,
-        type: target.type,
-        org: base.organization,
-        submitter,
-        params,
-        votes: [...votes, vote],
-        now: base.now,
-        hookContext: { ...base, caller: submitter, repos },
-      };
-      // Velocity controls: measured under their groups' locks, held until this transaction ends, so
-      // the activity is judged and, if it executes, counted as one step (velocity-limits.ts).
-      const measured = await this.measureLocked(decision);
-      if (measured) decision.contexts = measured.contexts;
-      // Voting, approving or rejecting, belongs to the users included in the consensus (§1.4).
-      if (!(await includedInConsensus({ ...decision, votes, voter: vote }))) {
-        throw notAuthorized(
-          `request not authorized: user ${base.caller.user.id} is not included in the consensus of activity ${target.id}; only the root quorum and users whose approval can count toward a consensus policy may approve or reject it`,
+    if (votes.some((v) => v.user_id === base.caller.user.id)) {
+      throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
+    }
+    const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
+    const { decision, measured, params, submitter } = await this.decisionFor(repos, target, operation, base, [...votes, vote]);
+    // Voting, approving or rejecting, belongs to the users included in the consensus (§1.4).
+    if (!(await includedInConsensus({ ...decision, votes, voter: vote }))) {
+      throw notAuthorized(
+        `request not authorized: user ${base.caller.user.id} is not included in the consensus of activity ${target.id}; only the root quorum and users whose approval can count toward a consensus policy may approve or reject it`,
+      );
+    }
+    // The voter's own MFA (semantics §3 "each approver's vote only counts after that approver's MFA
+    // is satisfied"): an approval whose voter's MFA policy matches counts once its steps are met,
+    // by this stamp or by the voter's later approvals. A rejection only stops the activity: not gated.
+    if (selection === 'VOTE_SELECTION_APPROVED') {
+      const state = (await repos.mfaPolicies.activityMfa(target.organization_id, target.id)).find((r) => r.user_id === base.caller.user.id);
+      if (state) {
+        if (!(await this.presentMethod(repos, target, state, base))) return vote;
+      } else {
+        const mfa = await this.mfaOf(repos, base.organization.id, target.organization_id, base.caller, target.id, base.now, () =>
+          mfaContexts({ repos, decl: operation.decl, type: target.type, params, now: base.now, hookContext: decision.hookContext, contexts: decision.contexts }),
         );
+        if (mfa) await repos.mfaPolicies.insertActivityMfa(mfa.row);
+        if (mfa && !mfa.met) return vote;
       }
-      await repos.activities.insertVote(vote);
-      if (selection === 'VOTE_SELECTION_REJECTED') {
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
-        return vote;
-      }
-      const outcome: Decision = await decide(decision);
-      for (const e of this.evaluationRows(target, vote, outcome.evaluations)) await repos.policyEvaluations.insert(e);
-      if (outcome.outcome === 'consensus_needed') return vote;
-      if (outcome.outcome === 'deny') {
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(outcome.error) }, base.now);
-        return vote;
-      }
-      // Consensus reached: run it as its submitter, inside a savepoint so a failing execution
-      // leaves the vote recorded and the activity FAILED with its reason.
-      const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
-      try {
-        const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
-        // It executed: it counts (a failed execution, caught below, does not).
-        if (measured) await record(repos, measured.measurement);
-        const body = resultBodies(operation.decl, operation.binding, result).stored;
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.COMPLETED, result: body }, base.now);
-        return vote;
-      } catch (err) {
-        if (!(err instanceof SigilError) && !(err instanceof Error && /Crypto|Transaction/.test(err.name))) throw err;
-        const failure = err instanceof SigilError ? err : new SigilError('REQUEST_INVALID', (err as Error).message);
-        await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
-        return vote;
-      }
+    }
+    await repos.activities.insertVote(vote);
+    if (selection === 'VOTE_SELECTION_REJECTED') {
+      await repos.activities.finishWaiting(target.id, ActivityStatus.CONSENSUS_NEEDED, { status: ActivityStatus.REJECTED }, base.now);
+      return vote;
+    }
+    await this.runDecided(repos, target, operation, base, { decision, measured, params, submitter }, vote, ActivityStatus.CONSENSUS_NEEDED);
+    return vote;
+  }
+
+  /**
+   * An approval (or rejection) by the submitter of an activity waiting for the authentication
+   * methods of their MFA policy. The approval's stamp must meet a step not met yet, or it is
+   * refused and nothing changes; the approval that meets the last step decides the activity as a
+   * vote would (it runs, fails, or waits for consensus). Its vote is the approve_activity's own
+   * record: the submitter's vote on the target is their submission.
+   */
+  private async applyAuthenticator(
+    repos: Repositories,
+    target: ActivityRow,
+    operation: { decl: ActivityDeclaration; binding: ActivityTypeBinding },
+    base: Omit<OperationContext, 'repos'>,
+    selection: string,
+    message: string,
+  ): Promise<VoteRow> {
+    const waiting = ActivityStatus.AUTHENTICATORS_NEEDED;
+    const vote = this.voteOf(target.id, base.caller, selection, message, base.now);
+    if (selection === 'VOTE_SELECTION_REJECTED') {
+      await repos.activities.finishWaiting(target.id, waiting, { status: ActivityStatus.REJECTED }, base.now);
+      return vote;
+    }
+    const state = (await repos.mfaPolicies.activityMfa(target.organization_id, target.id)).find((r) => r.user_id === target.user_id);
+    if (!state) throw new SigilError('REQUEST_INVALID', `activity ${target.id} cannot be resumed: its MFA state is missing`);
+    if (!(await this.presentMethod(repos, target, state, base))) return vote;
+    // Every step met: decided again as of now (policies may have changed while it waited).
+    const votes = await repos.activities.votes([target.id]);
+    await this.runDecided(repos, target, operation, base, await this.decisionFor(repos, target, operation, base, votes), votes[0] ?? vote, waiting);
+    return vote;
+  }
+
+  /**
+   * The method the caller's approval stamp presents, counted toward the caller's MFA state on the
+   * activity; true once every step is met. A stamp that meets no step still unmet (the wrong kind,
+   * or a credential already counted) is refused with what would meet one, and nothing changes.
+   */
+  private async presentMethod(repos: Repositories, target: ActivityRow, state: ActivityMfaRow, base: Omit<OperationContext, 'repos'>): Promise<boolean> {
+    const steps = JSON.parse(state.required_methods) as RequiredStep[];
+    const presented = JSON.parse(state.satisfied_methods) as PresentedMethod[];
+    const before = assignMethods(steps, presented);
+    const method = presentedMethod(base.caller.credential);
+    const after = method ? assignMethods(steps, [...presented, method]) : [];
+    if (!method || after.filter(Boolean).length === before.filter(Boolean).length) {
+      const unmet = before.map((m, i) => (m ? undefined : steps[i].any.map((r) => (r.id ? `${r.type} (${r.id})` : r.type)).join(' or '))).filter(Boolean);
+      const what = method ? `a ${method.type} stamp${presented.some((p) => p.publicKey === method.publicKey) ? ' from a credential already counted' : ''}` : 'an attested stamp';
+      throw notAuthorized(
+        `request not authorized: approving activity ${target.id} with ${what} meets none of the steps of MFA policy ${state.mfa_policy_id} still unmet: ${unmet.map((u) => `[${u}]`).join(', ')}; approve it stamped with one of those methods`,
+      );
+    }
+    await repos.mfaPolicies.setSatisfied(target.id, state.user_id, JSON.stringify([...presented, method]), base.now);
+    return after.every(Boolean);
+  }
+
+  /**
+   * Inside a vote's transaction: the decision on a waiting activity carried out. Allowed, it runs
+   * as its submitter inside a savepoint, so a failing execution leaves the vote recorded and the
+   * activity FAILED with its reason; denied, it fails; still short of approvals, it waits for them.
+   */
+  private async runDecided(
+    repos: Repositories,
+    target: ActivityRow,
+    operation: { decl: ActivityDeclaration; binding: ActivityTypeBinding },
+    base: Omit<OperationContext, 'repos'>,
+    decided: Awaited<ReturnType<ActivityRunner['decisionFor']>>,
+    /** The vote the policy evaluations are recorded under. */
+    vote: VoteRow,
+    waiting: string,
+  ): Promise<void> {
+    const { decision, measured, params, submitter } = decided;
+    const outcome: Decision = await decide(decision);
+    for (const e of this.evaluationRows(target, vote, outcome.evaluations)) await repos.policyEvaluations.insert(e);
+    if (outcome.outcome === 'consensus_needed') {
+      if (waiting !== ActivityStatus.CONSENSUS_NEEDED) await repos.activities.moveWaiting(target.id, waiting, ActivityStatus.CONSENSUS_NEEDED, base.now);
+      return;
+    }
+    if (outcome.outcome === 'deny') {
+      await repos.activities.finishWaiting(target.id, waiting, { status: ActivityStatus.FAILED, failure: failureOf(outcome.error) }, base.now);
+      return;
+    }
+    const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
+    try {
+      const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
+      // It executed: it counts (a failed execution, caught below, does not).
+      if (measured) await record(repos, measured.measurement);
+      const body = resultBodies(operation.decl, operation.binding, result).stored;
+      await repos.activities.finishWaiting(target.id, waiting, { status: ActivityStatus.COMPLETED, result: body }, base.now);
+    } catch (err) {
+      if (!(err instanceof SigilError) && !(err instanceof Error && /Crypto|Transaction/.test(err.name))) throw err;
+      const failure = err instanceof SigilError ? err : new SigilError('REQUEST_INVALID', (err as Error).message);
+      await repos.activities.finishWaiting(target.id, waiting, { status: ActivityStatus.FAILED, failure: failureOf(failure) }, base.now);
+    }
+  }
+
+  /**
+   * The MFA state of a submission (src/domain/mfa-policies.ts): the first of the submitter's MFA
+   * policies whose condition holds, with the method the submission's stamp presents; undefined when
+   * none matches (an organization without MFA policies costs one cached read).
+   */
+  private async mfaOf(
+    repos: Repositories,
+    /** The organization whose users' MFA policies apply (the deciding one). */
+    organizationId: string,
+    /** The organization the activity is recorded in. */
+    activityOrganizationId: string,
+    caller: Caller,
+    activityId: string,
+    now: number,
+    contexts: () => Promise<PolicyContext[]>,
+  ): Promise<{ row: ActivityMfaRow; met: boolean } | undefined> {
+    const policy = await matchingMfaPolicy(repos, organizationId, caller.user.id, contexts);
+    if (!policy) return undefined;
+    const steps = JSON.parse(policy.required_methods) as RequiredStep[];
+    const method = presentedMethod(caller.credential);
+    const presented = method && assignMethods(steps, [method]).some(Boolean) ? [method] : [];
+    return {
+      row: {
+        activity_id: activityId,
+        user_id: caller.user.id,
+        organization_id: activityOrganizationId,
+        mfa_policy_id: policy.id,
+        required_methods: policy.required_methods,
+        satisfied_methods: JSON.stringify(presented),
+        created_at: now,
+        updated_at: now,
+      },
+      met: assignMethods(steps, presented).every(Boolean),
+    };
   }
 
   /** Inside a transaction: the velocity controls of a deciding vote, measured with their groups locked. */

@@ -116,6 +116,15 @@ export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitte
   return own.length > 0 ? own : [{}];
 }
 
+/**
+ * The contexts an MFA policy's condition is judged in: the activity's own keywords, `activity` and
+ * `time`, as policies see them (src/domain/mfa-policies.ts).
+ */
+export async function mfaContexts(input: Omit<DecisionInput, 'votes' | 'submitter' | 'org'>): Promise<PolicyContext[]> {
+  const shared = { activity: activityOf(input), time: { now: new Date(input.now) } };
+  return (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
+}
+
 function activityOf(input: Pick<DecisionInput, 'decl' | 'type' | 'params'>) {
   const { decl, type, params } = input;
   return activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});

@@ -12,7 +12,7 @@ function over<R extends object>(repo: R, overrides: Partial<R>): R {
 }
 
 export function cachedRepositories(base: Repositories, view: CacheView): Repositories {
-  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls } = base;
+  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls, mfaPolicies } = base;
   return {
     ...base,
     memo: (organizationId, key, load) => view.memo(organizationId, key, load),
@@ -39,6 +39,11 @@ export function cachedRepositories(base: Repositories, view: CacheView): Reposit
     // bumps the generation), so the hot path reads the list from memory: none costs no query.
     velocityControls: over(velocityControls, {
       list: (organizationId: string) => view.memo(organizationId, 'velocity-controls', () => velocityControls.list(organizationId)),
+    }),
+    // Every activity of an organization is checked against its users' MFA policies (migration 019's
+    // trigger bumps the generation), so the list is read from memory: none costs no query.
+    mfaPolicies: over(mfaPolicies, {
+      list: (organizationId: string) => view.memo(organizationId, 'mfa-policies', () => mfaPolicies.list(organizationId)),
     }),
     wallets: over(wallets, {
       get: (organizationId: string, id: string) => view.memo(organizationId, `wallet:${id}`, () => wallets.get(organizationId, id)),

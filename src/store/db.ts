@@ -28,6 +28,7 @@ import * as m015 from './migrations/015_cache_generations.js';
 import * as m016 from './migrations/016_audit_streams.js';
 import * as m017 from './migrations/017_quota_counts.js';
 import * as m018 from './migrations/018_velocity_controls.js';
+import * as m019 from './migrations/019_mfa_policies.js';
 import * as m020 from './migrations/020_session_profiles.js';
 import * as m021 from './migrations/021_secrets.js';
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_audit_streams': m016,
   '017_quota_counts': m017,
   '018_velocity_controls': m018,
+  '019_mfa_policies': m019,
   '020_session_profiles': m020,
   '021_secrets': m021,
 };

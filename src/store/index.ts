@@ -36,6 +36,7 @@ import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
 import { SecretsRepo } from './repositories/secrets.js';
+import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -63,6 +64,7 @@ export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
+export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -102,6 +104,7 @@ export interface Repositories {
   velocityControls: VelocityControlsRepo;
   sessionProfiles: SessionProfilesRepo;
   secrets: SecretsRepo;
+  mfaPolicies: MfaPoliciesRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -144,6 +147,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     velocityControls: new VelocityControlsRepo(db),
     sessionProfiles: new SessionProfilesRepo(db),
     secrets: new SecretsRepo(db),
+    mfaPolicies: new MfaPoliciesRepo(db),
   };
 }
 

@@ -136,6 +136,8 @@ export interface Database {
   velocity_counts: VelocityCountTable;
   session_profiles: SessionProfileTable;
   secrets: SecretTable;
+  mfa_policies: MfaPolicyTable;
+  activity_mfa: ActivityMfaTable;
 }
 
 export interface WalletTable {
@@ -492,6 +494,32 @@ export interface SessionProfileTable {
   scope: string;
   expiration_seconds: string | null;
   notes: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A user's MFA policy (migration 019): steps of required methods as JSON (v1RequiredAuthenticationMethod[]). */
+export interface MfaPolicyTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  condition: string;
+  required_methods: string;
+  order_index: number;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The MFA policy an activity matched for one user, and the methods presented for it so far (JSON). */
+export interface ActivityMfaTable {
+  activity_id: string;
+  user_id: string;
+  organization_id: string;
+  mfa_policy_id: string;
+  required_methods: string;
+  satisfied_methods: string;
   created_at: number;
   updated_at: number;
 }

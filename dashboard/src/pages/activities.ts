@@ -13,6 +13,7 @@ export const STATUSES = [
   'ACTIVITY_STATUS_FAILED',
   'ACTIVITY_STATUS_CONSENSUS_NEEDED',
   'ACTIVITY_STATUS_REJECTED',
+  'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
 ];
 
 const PAGE_SIZE = '25';
@@ -143,7 +144,8 @@ export async function activityPage(ctx: PageContext, activityId: string): Promis
       )
     : empty('No policy evaluations recorded.');
 
-  const waiting = a.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED';
+  // Waiting for votes, or for its submitter's MFA methods (approved by the submitter's passkey).
+  const waiting = a.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' || a.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED';
   // The result's own members only; the server may echo the activity inside it, shown above already.
   const result = Object.fromEntries(Object.entries(a.result ?? {}).filter(([k]) => k !== 'activity'));
   replace(

@@ -9,7 +9,9 @@ import { voteButtons } from './vote.js';
 export async function pendingPage(ctx: PageContext): Promise<void> {
   const body = h('div', {}, loading());
   ctx.main.append(heading('Pending approvals'), body);
-  const { activities } = await ctx.api.query<Json>('list_activities', { filterByStatus: ['ACTIVITY_STATUS_CONSENSUS_NEEDED'], paginationOptions: { limit: '100' } });
+  // Also those waiting for their submitter's MFA methods (README "MFA policies"): the submitter's passkey vote meets a PASSKEY step.
+  const waiting = ['ACTIVITY_STATUS_CONSENSUS_NEEDED', 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'];
+  const { activities } = await ctx.api.query<Json>('list_activities', { filterByStatus: waiting, paginationOptions: { limit: '100' } });
   if (!activities.length) return replace(body, empty('Nothing is waiting for approval.', 'Activities that a policy holds for more votes appear here.'));
   const list = h('ul', { className: 'cards' });
   for (const a of activities as Activity[]) {

@@ -116,6 +116,15 @@ export class ActivitiesRepo {
       .executeTakeFirst();
   }
 
+  /**
+   * Moves a waiting activity to another waiting status, its sealed parameters kept (an activity whose
+   * MFA is now met that still needs approvals: AUTHENTICATORS_NEEDED → CONSENSUS_NEEDED).
+   */
+  async moveWaiting(id: string, from: string, to: string, now: number): Promise<boolean> {
+    const res = await this.db.updateTable('activities').set({ status: to, updated_at: now }).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
   async insertVote(row: VoteRow): Promise<void> {
     await this.db.insertInto('votes').values(row).execute();
   }

@@ -117,6 +117,7 @@ export class OrganizationsRepo {
     await this.db.deleteFrom('votes').where('activity_id', 'in', activityIds).execute();
     for (const table of [
       'policy_evaluations',
+      'activity_mfa',
       'activities',
       'user_tag_assignments',
       'private_key_tag_assignments',
@@ -136,6 +137,7 @@ export class OrganizationsRepo {
       'velocity_controls',
       'session_profiles',
       'secrets',
+      'mfa_policies',
       'organization_features',
     ] as const) {
       await this.db.deleteFrom(table).where('organization_id', '=', id).execute();

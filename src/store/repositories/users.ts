@@ -90,6 +90,7 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
     await this.db.deleteFrom('api_keys').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('authenticators').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('oauth_providers').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
+    await this.db.deleteFrom('mfa_policies').where('organization_id', '=', organizationId).where('user_id', 'in', userIds).execute();
     await this.db.deleteFrom('users').where('organization_id', '=', organizationId).where('id', 'in', userIds).execute();
   }
 
