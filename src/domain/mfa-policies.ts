@@ -10,8 +10,8 @@
 // - Methods a stamp can present: AUTHENTICATION_TYPE_PASSKEY (X-Stamp-Webauthn; `id` pins an
 //   authenticator id), AUTHENTICATION_TYPE_API_KEY (an API key's stamp; `id` pins an API key id) and
 //   AUTHENTICATION_TYPE_SESSION (a session key's stamp: login, read-write, OTP, OAuth or email-auth
-//   credentials; `id` may only name the default read-write session id, as Sigil has no session
-//   profiles). EMAIL_OTP, SMS_OTP and OAUTH are refused when a policy is written: Sigil accepts an
+//   credentials; `id` names the session profile the session was made with, or the default session id
+//   for a session made without one). EMAIL_OTP, SMS_OTP and OAUTH are refused when a policy is written: Sigil accepts an
 //   attested stamp only for logins, so such a step could never be met and the activity would wait
 //   forever.
 // - `order` is unique among a user's policies, so "the first matching" is always one policy.
@@ -23,6 +23,7 @@ import { checkName } from './contacts.js';
 import type { ActivityContext, CallerCredential } from './context.js';
 import { timestamp } from './records.js';
 import { requireUser } from './users.js';
+import { listSessionProfiles } from './session-profiles.js';
 
 export interface AuthenticationMethod {
   type: string;
@@ -75,7 +76,7 @@ export function presentedMethod(credential: CallerCredential): PresentedMethod |
     case 'api_key':
       return API_KEY_TYPES.has(credential.apiKey.credential_type)
         ? { type: 'AUTHENTICATION_TYPE_API_KEY', id: credential.apiKey.id, publicKey: credential.apiKey.public_key }
-        : { type: 'AUTHENTICATION_TYPE_SESSION', id: DEFAULT_SESSION_ID, publicKey: credential.apiKey.public_key };
+        : { type: 'AUTHENTICATION_TYPE_SESSION', id: credential.apiKey.session_profile_id ?? DEFAULT_SESSION_ID, publicKey: credential.apiKey.public_key };
     case 'attested':
       return undefined;
   }
@@ -139,7 +140,12 @@ function checkCondition(source: string, field: string): string {
 async function checkSteps(repos: Repositories, organizationId: string, userId: string, steps: RequiredStep[], field: string): Promise<RequiredStep[]> {
   if (steps.length === 0) throw invalid(`${field} must list at least one step`);
   if (steps.length > MAX_STEPS) throw invalid(`${field} lists ${steps.length} steps; at most ${MAX_STEPS}`);
-  const [keys, authenticators] = await Promise.all([repos.apiKeys.listForUsers(organizationId, [userId]), repos.authenticators.listForUsers(organizationId, [userId])]);
+  const org = await repos.organizations.get(organizationId);
+  const [keys, authenticators, sessionProfiles] = await Promise.all([
+    repos.apiKeys.listForUsers(organizationId, [userId]),
+    repos.authenticators.listForUsers(organizationId, [userId]),
+    org ? listSessionProfiles(repos, org) : [],
+  ]);
   return steps.map((step, i) => {
     const at = `${field}[${i}].any`;
     if (step.any.length === 0) throw invalid(`${at} must list at least one authentication method`);
@@ -159,11 +165,11 @@ async function checkSteps(repos: Repositories, organizationId: string, userId: s
             ? authenticators.some((a) => a.id === m.id)
             : m.type === 'AUTHENTICATION_TYPE_API_KEY'
               ? keys.some((k) => k.id === m.id && API_KEY_TYPES.has(k.credential_type))
-              : m.id === DEFAULT_SESSION_ID;
+              : m.id === DEFAULT_SESSION_ID || sessionProfiles.some((p) => p.id === m.id);
         if (!pinned) {
           const what =
             m.type === 'AUTHENTICATION_TYPE_SESSION'
-              ? `only the default read-write session id ${DEFAULT_SESSION_ID} (Sigil has no session profiles)`
+              ? `the default session id ${DEFAULT_SESSION_ID} or a session profile of the user's organization or its parent`
               : `a ${m.type === 'AUTHENTICATION_TYPE_PASSKEY' ? 'passkey (authenticator)' : 'API key'} of user ${userId}`;
           throw invalid(`${where}.id: ${m.id} is not ${what}`, [badRequestDetail([{ field: `${where}.id`, description: `must name ${what}` }])]);
         }

@@ -19,6 +19,7 @@ import { SoftwareAuthenticator, installNavigator } from '../helpers/software-aut
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
 const PASSKEY = 'AUTHENTICATION_TYPE_PASSKEY';
 const API_KEY = 'AUTHENTICATION_TYPE_API_KEY';
+const SESSION = 'AUTHENTICATION_TYPE_SESSION';
 const TS = { seconds: expect.stringMatching(/^\d+$/), nanos: expect.stringMatching(/^\d+$/) };
 
 let sigil: SigilInstance;
@@ -137,7 +138,7 @@ describe('MFA policy records', () => {
       [{ ...good, requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }] }, 400, /EMAIL_OTP cannot be required/, 'REQUEST_INVALID'],
       [{ ...good, requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_FINGERPRINT' }] }] }, 400, /requiredAuthenticationMethods/, 'REQUEST_INVALID'],
       [{ ...good, requiredAuthenticationMethods: [{ any: [{ type: PASSKEY, id: 'f0000000-0000-4000-8000-000000000000' }] }] }, 400, /is not a passkey/, 'REQUEST_INVALID'],
-      [{ ...good, requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_SESSION', id: 'f0000000-0000-4000-8000-000000000000' }] }] }, 400, /default read-write session/, 'REQUEST_INVALID'],
+      [{ ...good, requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_SESSION', id: 'f0000000-0000-4000-8000-000000000000' }] }] }, 400, /default session id .* or a session profile/, 'REQUEST_INVALID'],
       [{ ...good, order: -1 }, 400, /order/, 'REQUEST_INVALID'],
       [{ ...good, order: 9 }, 400, /order must be unique/, 'REQUEST_INVALID'],
       [{ ...good, mfaPolicyName: '' }, 400, /mfaPolicyName/, 'REQUEST_INVALID'],
@@ -264,6 +265,35 @@ describe('enforcement', () => {
     // Deleting is itself an MFA_POLICY activity, not a signing one: it does not match.
     await client.deleteMfaPolicy({ type: 'ACTIVITY_TYPE_DELETE_MFA_POLICY', timestampMs: now(), organizationId: org, parameters: { userId: rootId, mfaPolicyId: policyId } });
     expect((await sign()).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+  });
+});
+
+describe('a step pinned to a session profile', () => {
+  it('is met by a session made with that profile, not by one made without it', async () => {
+    const root = sdkServerClient(sigil);
+    const { sessionProfileId } = await root.createSessionProfile({ sessionProfileName: 'mfa sessions', scope: 'true' });
+    const policy = await createPolicy({
+      userId: rootId,
+      mfaPolicyName: 'signing needs the profile session',
+      condition: "activity.action == 'SIGN'",
+      requiredAuthenticationMethods: [{ any: [{ type: SESSION, id: sessionProfileId }] }],
+      order: 5,
+    });
+    const policyId = policy.activity.result.createMfaPolicyResult!.mfaPolicyId;
+    const plain = newKey();
+    const profiled = newKey();
+    await root.stampLogin({ publicKey: plain.apiPublicKey });
+    await root.stampLogin({ publicKey: profiled.apiPublicKey, sessionProfileId });
+
+    const waiting = await sign();
+    expect(waiting.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED');
+    const before = await dbSnapshot(sigil);
+    const res = await rawPost(`${sigil.url}/public/v1/submit/approve_activity`, approveBody(waiting.activity.fingerprint), { key: plain });
+    await expectRefusedUnchanged(sigil, before, res, 403, 7, 'REQUEST_NOT_AUTHORIZED', /meets none of the steps/);
+    const approval = await httpClient(sigil, profiled).approveActivity({ type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY', timestampMs: now(), organizationId: org, parameters: { fingerprint: waiting.activity.fingerprint } });
+    expect(approval.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect((await client.getActivity({ organizationId: org, activityId: waiting.activity.id })).activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    await client.deleteMfaPolicy({ type: 'ACTIVITY_TYPE_DELETE_MFA_POLICY', timestampMs: now(), organizationId: org, parameters: { userId: rootId, mfaPolicyId: policyId } });
   });
 });
 
