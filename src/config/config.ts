@@ -50,6 +50,11 @@ export interface Config {
   /** Allowed WebAuthn `clientDataJSON.origin` values (SIGIL_WEBAUTHN_ORIGINS, comma-separated; `*` = any). */
   webauthnOrigins: string[];
   /**
+   * Where browsers reach the dashboard (SIGIL_DASHBOARD_URL): invitation emails link to its
+   * accept page. Defaults to the first WebAuthn origin, since the invitee registers a passkey there.
+   */
+  dashboardUrl: string;
+  /**
    * Proxies whose X-Forwarded-For is believed when finding a request's client address, for IP
    * allowlists (SIGIL_TRUSTED_PROXIES: addresses, CIDRs or `loopback`/`linklocal`/`uniquelocal`,
    * comma-separated). Empty (the default): the connecting address is the client.
@@ -206,6 +211,11 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     // Browsers send origins without a trailing slash; a configured one would never match.
     trustedProxies: trustedProxies(env.SIGIL_TRUSTED_PROXIES),
     webauthnOrigins: list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).map((o) => o.replace(/\/+$/, '')),
+    dashboardUrl: (
+      httpUrl('SIGIL_DASHBOARD_URL', env.SIGIL_DASHBOARD_URL) ??
+      list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).find((o) => o !== '*') ??
+      'http://localhost:8080'
+    ).replace(/\/+$/, ''),
     smtp: smtpConfig(env),
     emailFrom: env.SIGIL_EMAIL_FROM || 'Sigil <no-reply@localhost>',
     emailAllowedSenderDomains: senderDomains(env.SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS),

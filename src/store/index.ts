@@ -34,6 +34,8 @@ import { QuotasRepo } from './repositories/quotas.js';
 import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
+import { InvitationsRepo } from './repositories/invitations.js';
+import { EmailEventsRepo } from './repositories/email-events.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -59,6 +61,8 @@ export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
+export type { InvitationRow } from './repositories/invitations.js';
+export type { EmailEventRow } from './repositories/email-events.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -96,6 +100,8 @@ export interface Repositories {
   otps: OtpsRepo;
   authProxyConfigs: AuthProxyConfigsRepo;
   velocityControls: VelocityControlsRepo;
+  invitations: InvitationsRepo;
+  emailEvents: EmailEventsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -136,6 +142,8 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     otps: new OtpsRepo(db),
     authProxyConfigs: new AuthProxyConfigsRepo(db),
     velocityControls: new VelocityControlsRepo(db),
+    invitations: new InvitationsRepo(db),
+    emailEvents: new EmailEventsRepo(db),
   };
 }
 
