@@ -4,6 +4,7 @@
 import { Api, ApiError } from './api.js';
 import { h, message, replace } from './dom.js';
 import { clearSession, loadSession, type StoredSession } from './keystore.js';
+import { acceptInvitationPage } from './pages/accept-invitation.js';
 import { activitiesPage, activityPage } from './pages/activities.js';
 import { organizationPage } from './pages/organization.js';
 import { pendingPage } from './pages/pending.js';
@@ -93,6 +94,17 @@ async function draw(focus = false): Promise<void> {
     await clearSession();
     session = undefined;
     pendingFlash = { text: 'Your session ended. Sign in again.', kind: 'error' };
+  }
+  // An invitation link (README "Invitations") is opened by someone with no credential yet: it is
+  // served signed in or not, and ends on the sign-in page, the token replaced in the history.
+  if (path.split('?')[0] === 'accept-invitation') {
+    drawChrome('');
+    replace(main);
+    await acceptInvitationPage(main, (text) => {
+      pendingFlash = { text, kind: 'notice' };
+      location.replace('#/sign-in');
+    });
+    return;
   }
   if (!session) {
     drawChrome('');
