@@ -6,6 +6,7 @@ import { h, message, replace } from './dom.js';
 import { clearSession, loadSession, type StoredSession } from './keystore.js';
 import { acceptInvitationPage } from './pages/accept-invitation.js';
 import { activitiesPage, activityPage } from './pages/activities.js';
+import { invitationsPage } from './pages/invitations.js';
 import { organizationPage } from './pages/organization.js';
 import { pendingPage } from './pages/pending.js';
 import { policiesPage } from './pages/policies.js';
@@ -31,6 +32,7 @@ type Page = (ctx: PageContext, arg?: string) => Promise<void>;
 const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'organization', label: 'Organization', page: organizationPage },
   { path: 'users', label: 'Users', page: usersPage },
+  { path: 'invitations', label: 'Invitations', page: invitationsPage },
   { path: 'wallets', label: 'Wallets', page: walletsPage },
   { path: 'private-keys', label: 'Private keys', page: privateKeysPage },
   { path: 'policies', label: 'Policies', page: policiesPage },
