@@ -112,7 +112,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
-      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl },
+      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl, invitationTtlMs: config.invitationTtlMs },
       appProofKey: new AppProofKey(),
       oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
       delivery: makeDelivery(config, logger, emailEventRecorder(store.repos)),

@@ -45,6 +45,8 @@ export interface Config {
   logLevel: string;
   /** How long an import bundle from init_import_* stays usable. */
   importBundleTtlMs: number;
+  /** How long an invitation's link can be accepted (SIGIL_INVITATION_TTL_SECONDS; 72 hours by default). */
+  invitationTtlMs: number;
   /** WebAuthn relying party id passkeys are registered and asserted for (SIGIL_WEBAUTHN_RP_ID). */
   webauthnRpId: string;
   /** Allowed WebAuthn `clientDataJSON.origin` values (SIGIL_WEBAUTHN_ORIGINS, comma-separated; `*` = any). */
@@ -207,6 +209,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
     logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
     importBundleTtlMs: 1000 * int('SIGIL_IMPORT_BUNDLE_TTL_SECONDS', env.SIGIL_IMPORT_BUNDLE_TTL_SECONDS, 15 * 60),
+    invitationTtlMs: 1000 * int('SIGIL_INVITATION_TTL_SECONDS', env.SIGIL_INVITATION_TTL_SECONDS, 72 * 3600),
     webauthnRpId: env.SIGIL_WEBAUTHN_RP_ID || DEFAULTS.webauthnRpId,
     // Browsers send origins without a trailing slash; a configured one would never match.
     trustedProxies: trustedProxies(env.SIGIL_TRUSTED_PROXIES),

@@ -136,6 +136,8 @@ export interface Services {
     oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
     /** Where browsers reach the dashboard; invitation emails link to its accept page. */
     dashboardUrl?: string;
+    /** How long an invitation's link can be accepted; INVITATION_TTL_MS when absent. */
+    invitationTtlMs?: number;
   };
   /** This process's ephemeral app-proof key (never stored). */
   appProofKey: AppProofKey;

@@ -99,7 +99,7 @@ async function prepare(
   return { user, target, seconds, custom };
 }
 
-function minutesText(seconds: number): string {
+export function minutesText(seconds: number): string {
   if (seconds < 120) return `${seconds} seconds`;
   const minutes = Math.round(seconds / 60);
   return minutes < 120 ? `${minutes} minutes` : `${Math.round(minutes / 60)} hours`;

@@ -9,12 +9,13 @@
 // passkey's registration; the user is created with that passkey, the invited name, email and tags,
 // and the invitation becomes ACCEPTED in the same transaction. delete_invitation revokes a pending
 // invitation (REVOKED), after which its token is refused with that reason. An invitation expires
-// INVITATION_TTL_MS after it was made (README "Invitations").
+// SIGIL_INVITATION_TTL_SECONDS (default INVITATION_TTL_MS, 72 hours) after it was made (README "Invitations").
 import { createHash, randomBytes } from 'node:crypto';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { InvitationRow, Repositories } from '../store/index.js';
 import type { AuthenticatorParams } from './authenticators.js';
 import { checkEmail, checkName } from './contacts.js';
+import { minutesText } from './email-auth.js';
 import type { ActivityContext, Services } from './context.js';
 import { newId } from './ids.js';
 import { requireOrganization } from './organizations.js';
@@ -54,7 +55,7 @@ function invitationMessage(organizationName: string, receiverName: string, link:
     text:
       `Hello ${receiverName},\n\n` +
       `You are invited to join ${organizationName}. Open this link to accept and register a passkey:\n\n${link}\n\n` +
-      `The link works once and expires in ${Math.round(ttlMs / 3600_000)} hours.\n` +
+      `The link works once and expires in ${minutesText(Math.round(ttlMs / 1000))}.\n` +
       `If you did not expect this, you can ignore this message.\n`,
   };
 }
@@ -71,6 +72,7 @@ export async function createInvitations(ctx: ActivityContext, p: { invitations: 
   const orgId = ctx.organization.id;
   if (p.invitations.length === 0) throw invalid('invitations must list at least one invitation');
   if (!ctx.services.delivery) throw new SigilError('INTERNAL', 'this process cannot send email');
+  const ttl = ctx.services.settings.invitationTtlMs ?? INVITATION_TTL_MS;
   const seen = new Set<string>();
   const rows: (InvitationRow & { token: string })[] = [];
   for (const [i, inv] of p.invitations.entries()) {
@@ -99,7 +101,7 @@ export async function createInvitations(ctx: ActivityContext, p: { invitations: 
       sender_user_id: inv.senderUserId,
       status: PENDING,
       token_hash: invitationTokenHash(token),
-      expires_at: ctx.now + INVITATION_TTL_MS,
+      expires_at: ctx.now + ttl,
       accepted_user_id: null,
       created_at: ctx.now,
       updated_at: ctx.now,
@@ -119,7 +121,7 @@ export async function createInvitations(ctx: ActivityContext, p: { invitations: 
       await ctx.services.delivery.send({
         channel: 'email',
         to: row.receiver_email,
-        ...invitationMessage(ctx.organization.name, row.receiver_user_name, acceptLink(ctx.services, row.token), INVITATION_TTL_MS),
+        ...invitationMessage(ctx.organization.name, row.receiver_user_name, acceptLink(ctx.services, row.token), ttl),
         organizationId: orgId,
         kind: 'INVITATION',
       });

@@ -8,7 +8,9 @@
 //  - delete_invitation revokes a pending invitation: its link is then refused and changes nothing;
 //  - bad input (a malformed email, an unknown tag or sender, an address already a user's or already
 //    invited, a missing field) is refused with a clear error and changes nothing; a user without a
-//    policy is denied (INVITATION / CREATE);
+//    policy is denied, and a policy on INVITATION / CREATE lets them invite but not revoke;
+//  - an invitation past its lifetime (SIGIL_INVITATION_TTL_SECONDS, 1 s in a second deployment) is
+//    refused as expired;
 //  - list_email_events shows Send and Delivery (with the server's 250 answer) of an OTP email and the
 //    Send and Bounce (550) of an invitation to the refusing mailbox, whose activity failed and left no
 //    invitation; newest first, filtered by type, paginated; never the OTP code or the link.
@@ -93,6 +95,11 @@ describe('invitations', () => {
       invitation: { invitationId: ids[0], receiverUserName: 'Dana', receiverEmail: 'dana@example.com', receiverUserTags: tagIds, status: 'INVITATION_STATUS_CREATED', accessType: 'ACCESS_TYPE_WEB', senderUserId: sigil.root.userId },
     });
 
+    // Valid for 72 hours by default.
+    const createdMs = Number(seen.body.invitation.createdAt.seconds) * 1000 + Number(seen.body.invitation.createdAt.nanos) / 1e6;
+    expect(Number(seen.body.expiresAt) - createdMs).toBe(72 * 3600 * 1000);
+    expect(received.text).toContain('expires in 72 hours');
+
     const passkey = new SoftwareAuthenticator();
     device.push(passkey);
     const res = await accept(token, registration(passkey, 'dana laptop'));
@@ -137,7 +144,7 @@ describe('invitations', () => {
     expect(frank.status).toBe(200);
   });
 
-  it('bad input is refused with a clear error and changes nothing; a user without a policy is denied', async () => {
+  it('bad input is refused with a clear error and changes nothing; INVITATION / CREATE needs a policy, and allows no revoking', async () => {
     await sdkServerClient(sigil).createUsers({ users: [{ userName: 'gus', userEmail: 'gus@example.com', apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
     await invite(invitation('hana@example.com'));
     const before = await dbSnapshot(sigil);
@@ -163,8 +170,32 @@ describe('invitations', () => {
     });
     const denied = await rawPost(`${sigil.url}/public/v1/submit/create_invitations`, activityBody(org(), 'ACTIVITY_TYPE_CREATE_INVITATIONS', { invitations: [invitation('kim@example.com')] }), { key });
     expect(denied.status).toBe(403);
-    expect(denied.body).toMatchObject({ code: 7, message: expect.stringMatching(/add a policy granting this user permissions/) });
     expect(mail.count('kim@example.com')).toBe(0);
+    // A policy on INVITATION / CREATE lets the same user invite.
+    const joId = (await client.getUsers({ organizationId: org() })).users.find((u) => u.userName === 'jo')!.userId;
+    await sdkServerClient(sigil).createPolicy({
+      policyName: 'jo invites',
+      effect: 'EFFECT_ALLOW',
+      consensus: `approvers.any(user, user.id == '${joId}')`,
+      condition: "activity.resource == 'INVITATION' && activity.action == 'CREATE'",
+      notes: '',
+    });
+    const allowed = await rawPost(
+      `${sigil.url}/public/v1/submit/create_invitations`,
+      activityBody(org(), 'ACTIVITY_TYPE_CREATE_INVITATIONS', { invitations: [invitation('kim@example.com', { senderUserId: joId })] }),
+      { key },
+    );
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    await mail.next('kim@example.com', 0);
+    // …but not revoke: DELETE is another action.
+    const revoke = await rawPost(
+      `${sigil.url}/public/v1/submit/delete_invitation`,
+      activityBody(org(), 'ACTIVITY_TYPE_DELETE_INVITATION', { invitationId: allowed.body.activity.result.createInvitationsResult.invitationIds[0] }),
+      { key },
+    );
+    expect(revoke.status).toBe(403);
+    expect(denied.body).toMatchObject({ code: 7, message: expect.stringMatching(/add a policy granting this user permissions/) });
   });
 });
 
@@ -222,5 +253,35 @@ describe('list_email_events', () => {
     await expectRefusedUnchanged(sigil, before, bad, 400, 3, 'REQUEST_INVALID', /pagination cursor .* is not an email event/);
     const noEmail = await rawPost(`${sigil.url}/public/v1/query/list_email_events`, { organizationId: org() }, { key: sigil.root });
     await expectRefusedUnchanged(sigil, before, noEmail, 400, 3, 'REQUEST_INVALID', /email/);
+  });
+});
+
+describe('an expired invitation', () => {
+  let short: SigilInstance;
+  beforeAll(async () => {
+    short = await startSigil({ ...smtpEnv(mail), SIGIL_INVITATION_TTL_SECONDS: '1' });
+  }, 60_000);
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('is refused once its lifetime (SIGIL_INVITATION_TTL_SECONDS) has passed, and accepting it changes nothing', async () => {
+    const email = 'olga@example.com';
+    const already = mail.count(email);
+    const res = await httpClient(short).createInvitations({
+      type: 'ACTIVITY_TYPE_CREATE_INVITATIONS',
+      timestampMs: ts(),
+      organizationId: short.root.organizationId,
+      parameters: { invitations: [{ ...invitation(email), senderUserId: short.root.userId }] },
+    });
+    expect(res.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    const text = parse((await mail.next(email, already)).raw).text;
+    expect(text).toContain('expires in 1 seconds');
+    const token = /token=([A-Za-z0-9_-]+)/.exec(text)![1];
+    await expect
+      .poll(async () => (await rawPost(`${short.url}/sigil/v1/get_invitation`, { token })).body.message, { timeout: 30_000, interval: 250 })
+      .toMatch(/invitation expired/);
+    const before = await dbSnapshot(short);
+    await expectRefusedUnchanged(short, before, await rawPost(`${short.url}/sigil/v1/accept_invitation`, { token, authenticator: registration(new SoftwareAuthenticator(), 'late') }), 400, 3, 'REQUEST_INVALID', /invitation expired/);
   });
 });
