@@ -179,7 +179,7 @@ export async function describeInvitation(repos: Repositories, token: unknown, no
 
 /**
  * Accepts an invitation with a passkey (v1AuthenticatorParamsV2): in one transaction the user is
- * created with the invited name, email and tags and that passkey (the registration checked like
+ * created with the invited name, email (verified) and tags and that passkey (the registration checked like
  * create_authenticators'), counted against the organization's users, and the invitation moves to
  * ACCEPTED by compare-and-set, so of two racing accepts (or an accept and a revoke) one wins.
  */
@@ -201,6 +201,8 @@ export async function acceptInvitation(
       'a user',
     );
     await repos.users.setTags(org.id, userId, JSON.parse(row.receiver_user_tags) as string[]);
+    // The link was only ever sent to this address: using it proves the invitee reads that mailbox.
+    await repos.users.markContactVerified(org.id, userId, 'email', deps.now);
     if (!(await repos.invitations.settle(row.id, ACCEPTED, deps.now, userId))) {
       throw new SigilError('CONFLICT', 'invitation no longer pending: it was accepted or revoked meanwhile');
     }

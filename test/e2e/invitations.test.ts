@@ -108,6 +108,9 @@ describe('invitations', () => {
     const { user } = await client.getUser({ organizationId: org(), userId: res.body.userId });
     expect(user).toMatchObject({ userName: 'Dana', userEmail: 'dana@example.com', userTags: tagIds, apiKeys: [] });
     expect(user.authenticators.map((a) => [a.authenticatorName, a.credentialId])).toEqual([['dana laptop', passkey.credentialId]]);
+    // The link reached only that mailbox: the email counts as verified.
+    const row = (await dbSnapshot(sigil)).users.find((u: any) => u.id === res.body.userId);
+    expect(row.email_verified_at).not.toBeNull();
 
     // Dana signs with the passkey she registered.
     const dana = new TurnkeyClient({ baseUrl: sigil.url }, new WebauthnStamper({ rpId: 'localhost', allowCredentials: [{ id: passkey.rawId, type: 'public-key' }] }));
