@@ -11,6 +11,7 @@
 // invitation (REVOKED), after which its token is refused with that reason. An invitation expires
 // SIGIL_INVITATION_TTL_SECONDS (default INVITATION_TTL_MS, 72 hours) after it was made (README "Invitations").
 import { createHash, randomBytes } from 'node:crypto';
+import { canonicalCredentialId } from '../crypto/webauthn.js';
 import { SigilError, invalid, notFound } from '../errors/errors.js';
 import type { InvitationRow, Repositories } from '../store/index.js';
 import type { AuthenticatorParams } from './authenticators.js';
@@ -177,6 +178,14 @@ export async function describeInvitation(repos: Repositories, token: unknown, no
   return { organizationId: org.id, organizationName: org.name, invitation: invitationRecord(row), expiresAt: String(row.expires_at) };
 }
 
+export interface AcceptedInvitation {
+  organizationId: string;
+  invitationId: string;
+  userId: string;
+  /** The new passkey's public key (compressed hex), as the API shows it. */
+  authenticatorPublicKey: string;
+}
+
 /**
  * Accepts an invitation with a passkey (v1AuthenticatorParamsV2): in one transaction the user is
  * created with the invited name, email (verified) and tags and that passkey (the registration checked like
@@ -184,7 +193,13 @@ export async function describeInvitation(repos: Repositories, token: unknown, no
  * ACCEPTED by compare-and-set, so of two racing accepts (or an accept and a revoke) one wins.
  */
 export async function acceptInvitation(
-  deps: { transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>; services: Services; now: number },
+  deps: {
+    transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
+    services: Services;
+    now: number;
+    /** Records the acceptance in the same transaction (the audit log, src/http/invitations.ts). */
+    record?: (repos: Repositories, accepted: AcceptedInvitation) => void;
+  },
   token: unknown,
   authenticator: AuthenticatorParams,
 ): Promise<{ organizationId: string; invitationId: string; userId: string }> {
@@ -206,6 +221,8 @@ export async function acceptInvitation(
     if (!(await repos.invitations.settle(row.id, ACCEPTED, deps.now, userId))) {
       throw new SigilError('CONFLICT', 'invitation no longer pending: it was accepted or revoked meanwhile');
     }
+    const [passkey] = await repos.authenticators.findByCredentialId([org.id], canonicalCredentialId(authenticator.attestation.credentialId) ?? '');
+    deps.record?.(repos, { organizationId: org.id, invitationId: row.id, userId, authenticatorPublicKey: passkey?.credential_public_key ?? '' });
     return { organizationId: org.id, invitationId: row.id, userId };
   });
 }

@@ -3,13 +3,15 @@
 // the emailed link. The invitee holds no credential yet, so the token is the only proof, and these
 // are not pipeline operations: no stamp to verify, no policy to ask (whoever sent the invitation
 // was allowed INVITATION / CREATE by the pipeline), and the acceptance is recorded on the
-// invitation itself (ACCEPTED, the new user's id) rather than as an activity of the organization.
+// invitation itself (ACCEPTED, the new user's id) and as an audit log entry of kind `invitation`
+// (who joined, through which invitation, with which passkey) rather than as an activity.
 //  - POST /sigil/v1/get_invitation {token}: the organization and the invitation the token opens,
 //    so the page can say who is invited where before asking for a passkey.
 //  - POST /sigil/v1/accept_invitation {token, authenticator: v1AuthenticatorParamsV2}: creates the
 //    user with that passkey and spends the token (src/domain/invitations.ts).
 // The token never reaches a log line: bodies are not logged, and errors never echo it.
 import type { FastifyInstance } from 'fastify';
+import { appendAudit, invitationAcceptedEntry } from '../audit/record.js';
 import type { Services } from '../domain/context.js';
 import { acceptInvitation, describeInvitation } from '../domain/invitations.js';
 import { badRequestDetail, invalid } from '../errors/errors.js';
@@ -41,7 +43,17 @@ export function registerInvitationRoutes(app: FastifyInstance<any, any, any, any
   app.post('/sigil/v1/accept_invitation', { onRequest: requireJsonBody }, async (req) => {
     const body = parseBody(req.body as Buffer, deps.limits);
     const authenticator = checkAuthenticator(body.authenticator);
-    const result = await acceptInvitation({ transaction: (fn) => deps.store.transaction(fn), services: deps.services, now: Date.now() }, body.token, authenticator);
+    const now = Date.now();
+    const result = await acceptInvitation(
+      {
+        transaction: (fn) => deps.store.transaction(fn),
+        services: deps.services,
+        now,
+        record: (repos, accepted) => appendAudit(repos, invitationAcceptedEntry({ ...accepted, time: now })),
+      },
+      body.token,
+      authenticator,
+    );
     req.log.info({ organizationId: result.organizationId, invitationId: result.invitationId, userId: result.userId }, 'invitation accepted');
     return result;
   });

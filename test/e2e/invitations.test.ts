@@ -4,7 +4,8 @@
 //  - create_invitations mails each receiver a link whose token is stored nowhere in plaintext (not
 //    in any table, nor in the activity); accepting it with a passkey registration (a software
 //    WebAuthn authenticator) creates the user with the invited name, email, tags and passkey, who
-//    then stamps whoami with that passkey; the link works once;
+//    then stamps whoami with that passkey; the acceptance is an audit log entry and the log verifies;
+//    the link works once;
 //  - delete_invitation revokes a pending invitation: its link is then refused and changes nothing;
 //  - bad input (a malformed email, an unknown tag or sender, an address already a user's or already
 //    invited, a missing field) is refused with a clear error and changes nothing; a user without a
@@ -16,9 +17,11 @@
 //    invitation; newest first, filtered by type, paginated; never the OTP code or the link.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TurnkeyClient } from '@turnkey/http';
 import { WebauthnStamper } from '@turnkey/webauthn-stamper';
-import { startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { dbSnapshot, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { codeIn, parse, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
@@ -108,6 +111,17 @@ describe('invitations', () => {
     const { user } = await client.getUser({ organizationId: org(), userId: res.body.userId });
     expect(user).toMatchObject({ userName: 'Dana', userEmail: 'dana@example.com', userTags: tagIds, apiKeys: [] });
     expect(user.authenticators.map((a) => [a.authenticatorName, a.credentialId])).toEqual([['dana laptop', passkey.credentialId]]);
+    // The audit log has the acceptance (who joined, through which invitation, with which passkey) and still verifies.
+    const auditFile = join(sigil.dataDir, 'audit-export.jsonl');
+    const exported = runSigil(['audit', 'export', '--data-dir', sigil.dataDir, '--out', auditFile], sigil.env);
+    expect(exported.status, exported.stderr).toBe(0);
+    const entries = readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'invitation');
+    expect(entries.map((l) => JSON.parse(l.entry))).toEqual([
+      expect.objectContaining({ organizationId: org(), invitationId: ids[0], userId: res.body.userId, publicKey: user.authenticators[0].credential.publicKey, status: 'INVITATION_STATUS_ACCEPTED' }),
+    ]);
+    expect(readFileSync(auditFile, 'utf8')).not.toContain(token);
+    const verified = runSigil(['audit', 'verify', '--data-dir', sigil.dataDir], sigil.env);
+    expect(verified.status, verified.stderr + verified.stdout).toBe(0);
     // The link reached only that mailbox: the email counts as verified.
     const row = (await dbSnapshot(sigil)).users.find((u: any) => u.id === res.body.userId);
     expect(row.email_verified_at).not.toBeNull();
