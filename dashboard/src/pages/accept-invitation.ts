@@ -6,7 +6,7 @@
 // creates the user with it. The token is then dropped from the address bar, the organization id is
 // remembered for the sign-in page, and the invitee signs in with the new passkey.
 import { post, type Json } from '../api.js';
-import { busy, errorBox, facts, field, h, heading, loading, message, mono, notice, replace } from '../dom.js';
+import { errorBox, facts, field, h, heading, loading, message, mono, notice, onSubmit, replace } from '../dom.js';
 import { registerPasskey } from '../stamp.js';
 import { remember } from './signin.js';
 
@@ -44,20 +44,12 @@ export async function acceptInvitationPage(main: HTMLElement, accepted: (text: s
     field('Passkey name', nameInput),
     button,
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    void busy(button, async () => {
-      replace(status);
-      try {
-        const authenticator = await registerPasskey({ userId: inv.invitationId, userName: inv.receiverEmail }, nameInput.value.trim() || 'Passkey');
-        const result = await post('/sigil/v1/accept_invitation', JSON.stringify({ token, authenticator }), {});
-        remember({ organizationId: result.organizationId });
-        replace(status, notice('Invitation accepted.'));
-        accepted(`Welcome, ${inv.receiverUserName}. Your passkey is registered: sign in with it below.`);
-      } catch (err) {
-        replace(status, errorBox(`Could not accept the invitation: ${message(err)}`));
-      }
-    });
+  onSubmit(form, button, status, 'Could not accept the invitation', async () => {
+    const authenticator = await registerPasskey({ userId: inv.invitationId, userName: inv.receiverEmail }, nameInput.value.trim() || 'Passkey');
+    const result = await post('/sigil/v1/accept_invitation', JSON.stringify({ token, authenticator }), {});
+    remember({ organizationId: result.organizationId });
+    replace(status, notice('Invitation accepted.'));
+    accepted(`Welcome, ${inv.receiverUserName}. Your passkey is registered: sign in with it below.`);
   });
   replace(body, status, form);
 }

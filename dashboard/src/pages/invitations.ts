@@ -5,7 +5,7 @@
 // has no query listing invitations, so the page shows the ids of the invitations made here.
 import { resultOf, type Json } from '../api.js';
 import type { PageContext } from '../app.js';
-import { busy, empty, errorBox, field, h, heading, loading, message, mono, notice, replace, select } from '../dom.js';
+import { empty, field, h, heading, loading, mono, notice, onSubmit, replace, select } from '../dom.js';
 
 function inviteForm(ctx: PageContext, userTags: Json[]): HTMLElement {
   const nameInput = h('input', { type: 'text', name: 'receiverUserName', autocomplete: 'off', required: true });
@@ -31,27 +31,19 @@ function inviteForm(ctx: PageContext, userTags: Json[]): HTMLElement {
     button,
     out,
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    void busy(button, async () => {
-      replace(out);
-      try {
-        const invitation = {
-          receiverUserName: nameInput.value.trim(),
-          receiverUserEmail: emailInput.value.trim(),
-          receiverUserTags: [...tagSelect.selectedOptions].map((o) => o.value),
-          accessType: access.value,
-          senderUserId: ctx.api.session.userId,
-        };
-        const activity = await ctx.api.submit('create_invitations', 'ACTIVITY_TYPE_CREATE_INVITATIONS', { invitations: [invitation] });
-        const result = resultOf(activity, 'createInvitationsResult');
-        if (!result) return replace(out, notice(`The invitation waits for approval (activity ${activity.id}).`));
-        replace(out, h('div', { className: 'notice', role: 'status' }, `Invitation sent to ${invitation.receiverUserEmail}. Invitation ID: `, mono(result.invitationIds[0])));
-        form.reset();
-      } catch (err) {
-        replace(out, errorBox(`Could not send the invitation: ${message(err)}`));
-      }
-    });
+  onSubmit(form, button, out, 'Could not send the invitation', async () => {
+    const invitation = {
+      receiverUserName: nameInput.value.trim(),
+      receiverUserEmail: emailInput.value.trim(),
+      receiverUserTags: [...tagSelect.selectedOptions].map((o) => o.value),
+      accessType: access.value,
+      senderUserId: ctx.api.session.userId,
+    };
+    const activity = await ctx.api.submit('create_invitations', 'ACTIVITY_TYPE_CREATE_INVITATIONS', { invitations: [invitation] });
+    const result = resultOf(activity, 'createInvitationsResult');
+    if (!result) return replace(out, notice(`The invitation waits for approval (activity ${activity.id}).`));
+    replace(out, h('div', { className: 'notice', role: 'status' }, `Invitation sent to ${invitation.receiverUserEmail}. Invitation ID: `, mono(result.invitationIds[0])));
+    form.reset();
   });
   return form;
 }
@@ -61,17 +53,9 @@ function revokeForm(ctx: PageContext): HTMLElement {
   const button = h('button', { type: 'submit', className: 'secondary' }, 'Revoke invitation');
   const out = h('div', { 'aria-live': 'polite' });
   const form = h('form', { className: 'card', 'aria-labelledby': 'revoke-title' }, h('h2', { id: 'revoke-title' }, 'Revoke an invitation'), field('Invitation ID', idInput), button, out);
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    void busy(button, async () => {
-      replace(out);
-      try {
-        const activity = await ctx.api.submit('delete_invitation', 'ACTIVITY_TYPE_DELETE_INVITATION', { invitationId: idInput.value.trim() });
-        replace(out, notice(resultOf(activity, 'deleteInvitationResult') ? 'Invitation revoked: its link no longer works.' : `The revocation waits for approval (activity ${activity.id}).`));
-      } catch (err) {
-        replace(out, errorBox(`Could not revoke the invitation: ${message(err)}`));
-      }
-    });
+  onSubmit(form, button, out, 'Could not revoke the invitation', async () => {
+    const activity = await ctx.api.submit('delete_invitation', 'ACTIVITY_TYPE_DELETE_INVITATION', { invitationId: idInput.value.trim() });
+    replace(out, notice(resultOf(activity, 'deleteInvitationResult') ? 'Invitation revoked: its link no longer works.' : `The revocation waits for approval (activity ${activity.id}).`));
   });
   return form;
 }
@@ -89,36 +73,29 @@ function eventsLookup(ctx: PageContext): HTMLElement {
     button,
     out,
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    void busy(button, async () => {
-      replace(out, loading());
-      try {
-        const { emailEvents } = await ctx.api.query<Json>('list_email_events', { email: emailInput.value.trim(), paginationOptions: { limit: '20' } });
-        if (!emailEvents.length) return replace(out, empty('No email events for this address.'));
-        const rows = (emailEvents as Json[]).map((ev) =>
-          h(
-            'tr',
-            { 'data-event-type': ev.eventType },
-            h('td', {}, new Date(Number(ev.timestamp)).toLocaleString()),
-            h('td', {}, ev.eventType),
-            h('td', {}, ev.messageKind ?? ''),
-            h('td', {}, ev.details?.deliverySmtpResponse ?? ev.details?.diagnosticCode ?? ''),
-          ),
-        );
-        replace(
-          out,
-          h(
-            'table',
-            { className: 'events' },
-            h('thead', {}, h('tr', {}, h('th', {}, 'When'), h('th', {}, 'Event'), h('th', {}, 'Message'), h('th', {}, 'Server answer'))),
-            h('tbody', {}, ...rows),
-          ),
-        );
-      } catch (err) {
-        replace(out, errorBox(`Could not list email events: ${message(err)}`));
-      }
-    });
+  onSubmit(form, button, out, 'Could not list email events', async () => {
+    replace(out, loading());
+    const { emailEvents } = await ctx.api.query<Json>('list_email_events', { email: emailInput.value.trim(), paginationOptions: { limit: '20' } });
+    if (!emailEvents.length) return replace(out, empty('No email events for this address.'));
+    const rows = (emailEvents as Json[]).map((ev) =>
+      h(
+        'tr',
+        { 'data-event-type': ev.eventType },
+        h('td', {}, new Date(Number(ev.timestamp)).toLocaleString()),
+        h('td', {}, ev.eventType),
+        h('td', {}, ev.messageKind ?? ''),
+        h('td', {}, ev.details?.deliverySmtpResponse ?? ev.details?.diagnosticCode ?? ''),
+      ),
+    );
+    replace(
+      out,
+      h(
+        'table',
+        { className: 'events' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'When'), h('th', {}, 'Event'), h('th', {}, 'Message'), h('th', {}, 'Server answer'))),
+        h('tbody', {}, ...rows),
+      ),
+    );
   });
   return form;
 }
