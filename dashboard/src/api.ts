@@ -23,7 +23,7 @@ export class ApiError extends Error {
 
 export type Json = Record<string, any>;
 
-async function post(url: string, body: string, headers: Record<string, string>): Promise<Json> {
+export async function post(url: string, body: string, headers: Record<string, string>): Promise<Json> {
   let res: Response;
   try {
     res = await fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers }, redirect: 'error', credentials: 'omit' });

@@ -4,7 +4,9 @@
 import { Api, ApiError } from './api.js';
 import { h, message, replace } from './dom.js';
 import { clearSession, loadSession, type StoredSession } from './keystore.js';
+import { acceptInvitationPage } from './pages/accept-invitation.js';
 import { activitiesPage, activityPage } from './pages/activities.js';
+import { invitationsPage } from './pages/invitations.js';
 import { organizationPage } from './pages/organization.js';
 import { pendingPage } from './pages/pending.js';
 import { policiesPage } from './pages/policies.js';
@@ -30,6 +32,7 @@ type Page = (ctx: PageContext, arg?: string) => Promise<void>;
 const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'organization', label: 'Organization', page: organizationPage },
   { path: 'users', label: 'Users', page: usersPage },
+  { path: 'invitations', label: 'Invitations', page: invitationsPage },
   { path: 'wallets', label: 'Wallets', page: walletsPage },
   { path: 'private-keys', label: 'Private keys', page: privateKeysPage },
   { path: 'policies', label: 'Policies', page: policiesPage },
@@ -93,6 +96,17 @@ async function draw(focus = false): Promise<void> {
     await clearSession();
     session = undefined;
     pendingFlash = { text: 'Your session ended. Sign in again.', kind: 'error' };
+  }
+  // An invitation link (README "Invitations") is opened by someone with no credential yet: it is
+  // served signed in or not, and ends on the sign-in page, the token replaced in the history.
+  if (path.split('?')[0] === 'accept-invitation') {
+    drawChrome('');
+    replace(main);
+    await acceptInvitationPage(main, (text) => {
+      pendingFlash = { text, kind: 'notice' };
+      location.replace('#/sign-in');
+    });
+    return;
   }
   if (!session) {
     drawChrome('');

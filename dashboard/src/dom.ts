@@ -102,3 +102,21 @@ export async function busy<T>(button: HTMLButtonElement, work: () => Promise<T>)
 }
 
 export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The form pattern of every page: on submit, `button` is busy, `out` is emptied, `work` runs and
+ * whatever it throws shows in `out` after `failure` ("Could not …").
+ */
+export function onSubmit(form: HTMLFormElement, button: HTMLButtonElement, out: HTMLElement, failure: string, work: () => Promise<void>): void {
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void busy(button, async () => {
+      replace(out);
+      try {
+        await work();
+      } catch (err) {
+        replace(out, errorBox(`${failure}: ${message(err)}`));
+      }
+    });
+  });
+}

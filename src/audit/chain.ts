@@ -28,7 +28,8 @@ export function entryHash(prevHash: string, entry: string): string {
   return createHash('sha256').update(prevHash, 'utf8').update(entry, 'utf8').digest('hex');
 }
 
-export type AuditKind = 'activity' | 'vote' | 'refused';
+/** `invitation`: an invitation accepted by its invitee, who had no credential to stamp an activity with. */
+export type AuditKind = 'activity' | 'vote' | 'refused' | 'invitation';
 
 /** One exported audit entry: a line of `sigil audit export`. */
 export interface AuditExportLine {

@@ -117,6 +117,24 @@ export function voteEntry(v: {
   };
 }
 
+/**
+ * An invitation accepted (src/domain/invitations.ts): not an activity, since the invitee had no
+ * credential yet, so the log says who joined, through which invitation and with which passkey.
+ */
+export function invitationAcceptedEntry(a: { organizationId: string; invitationId: string; userId: string; authenticatorPublicKey: string; time: number }): AuditEntryContent {
+  return {
+    kind: 'invitation',
+    organizationId: a.organizationId,
+    activityId: null,
+    operation: 'accept_invitation',
+    status: 'INVITATION_STATUS_ACCEPTED',
+    invitationId: a.invitationId,
+    userId: a.userId,
+    publicKey: a.authenticatorPublicKey,
+    time: a.time,
+  };
+}
+
 export function refusedEntry(r: {
   organizationId?: string;
   requestKind: string;

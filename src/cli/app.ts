@@ -15,6 +15,7 @@ import { recordBootProof } from '../domain/app-proofs.js';
 import { authProxyServer } from '../http/auth-proxy.js';
 import { configureQuotas } from '../domain/quotas.js';
 import { makeDelivery } from '../delivery/delivery.js';
+import { emailEventRecorder } from '../domain/email-events.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
@@ -111,10 +112,10 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
         list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
       },
-      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer },
+      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl, invitationTtlMs: config.invitationTtlMs },
       appProofKey: new AppProofKey(),
       oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
-      delivery: makeDelivery(config, logger),
+      delivery: makeDelivery(config, logger, emailEventRecorder(store.repos)),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
@@ -141,6 +142,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       version: VERSION,
       ready,
       trustedProxies: config.trustedProxies,
+      invitations: { store, services },
     });
     const proxy = await authProxyServer({
       logger,

@@ -45,10 +45,17 @@ export interface Config {
   logLevel: string;
   /** How long an import bundle from init_import_* stays usable. */
   importBundleTtlMs: number;
+  /** How long an invitation's link can be accepted (SIGIL_INVITATION_TTL_SECONDS; 72 hours by default). */
+  invitationTtlMs: number;
   /** WebAuthn relying party id passkeys are registered and asserted for (SIGIL_WEBAUTHN_RP_ID). */
   webauthnRpId: string;
   /** Allowed WebAuthn `clientDataJSON.origin` values (SIGIL_WEBAUTHN_ORIGINS, comma-separated; `*` = any). */
   webauthnOrigins: string[];
+  /**
+   * Where browsers reach the dashboard (SIGIL_DASHBOARD_URL): invitation emails link to its
+   * accept page. Defaults to the first WebAuthn origin, since the invitee registers a passkey there.
+   */
+  dashboardUrl: string;
   /**
    * Proxies whose X-Forwarded-For is believed when finding a request's client address, for IP
    * allowlists (SIGIL_TRUSTED_PROXIES: addresses, CIDRs or `loopback`/`linklocal`/`uniquelocal`,
@@ -202,10 +209,16 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     maxRequestFutureMs: DEFAULTS.maxRequestFutureMs,
     logLevel: str(flags['log-level']) ?? env.SIGIL_LOG_LEVEL ?? DEFAULTS.logLevel,
     importBundleTtlMs: 1000 * int('SIGIL_IMPORT_BUNDLE_TTL_SECONDS', env.SIGIL_IMPORT_BUNDLE_TTL_SECONDS, 15 * 60),
+    invitationTtlMs: 1000 * int('SIGIL_INVITATION_TTL_SECONDS', env.SIGIL_INVITATION_TTL_SECONDS, 72 * 3600),
     webauthnRpId: env.SIGIL_WEBAUTHN_RP_ID || DEFAULTS.webauthnRpId,
     // Browsers send origins without a trailing slash; a configured one would never match.
     trustedProxies: trustedProxies(env.SIGIL_TRUSTED_PROXIES),
     webauthnOrigins: list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).map((o) => o.replace(/\/+$/, '')),
+    dashboardUrl: (
+      httpUrl('SIGIL_DASHBOARD_URL', env.SIGIL_DASHBOARD_URL) ??
+      list(env.SIGIL_WEBAUTHN_ORIGINS || undefined, DEFAULTS.webauthnOrigins).find((o) => o !== '*') ??
+      'http://localhost:8080'
+    ).replace(/\/+$/, ''),
     smtp: smtpConfig(env),
     emailFrom: env.SIGIL_EMAIL_FROM || 'Sigil <no-reply@localhost>',
     emailAllowedSenderDomains: senderDomains(env.SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS),

@@ -11,12 +11,22 @@
 // only the domains of SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS. As there, a from-address that is absent,
 // malformed or outside them is ignored together with the sender name and reply-to (the message goes
 // out from SIGIL_EMAIL_FROM), and a reply-to outside them is ignored on its own.
+//
+// Email events (issue 19 "list_email_events"; swagger v1EmailEvent): an email that names its
+// organization and kind is reported to `onEmailEvent` step by step, the steps sharing the message's
+// Message-ID: `Send` as the SMTP conversation starts, then `Delivery` with the server's answer when it
+// took the message, or `Bounce` when it refused it (bounceType Permanent for a 5xx answer, Transient
+// for a 4xx) or never answered (Undetermined, the connection error as the diagnostic). Sigil hands
+// mail to one SMTP relay, so "Delivery" means that relay accepted it, as SES's event means its
+// hand-over to the recipient's server. An email written to the development outbox has a Send event
+// only. Events carry addresses and the server's answer, never the subject or text.
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
-import type { Delivery, OutgoingMessage } from '../domain/context.js';
+import type { Delivery, EmailEvent, OutgoingMessage } from '../domain/context.js';
 
 /** How long an SMTP conversation or an SMS webhook call may take before the send fails. */
 const SEND_TIMEOUT_MS = 15_000;
@@ -57,9 +67,31 @@ export function senderHeaders(
   return { from: { name, address }, ...(replyTo !== undefined ? { replyTo } : {}) };
 }
 
+/** The bare address of a From header value ("Name <a@b>" or "a@b"). */
+function addressOf(from: string | { address: string }): string {
+  if (typeof from !== 'string') return from.address;
+  const m = /<([^<>]+)>\s*$/.exec(from);
+  return (m ? m[1] : from).trim();
+}
+
+/** A failed SMTP send as a Bounce event's details: the server's answer, or why there was none. */
+function bounceDetails(err: unknown): Record<string, string> {
+  const e = err as { responseCode?: number; response?: string; code?: string; message?: string };
+  const code = typeof e.responseCode === 'number' ? e.responseCode : undefined;
+  if (code === undefined) {
+    return { bounceType: 'Undetermined', bounceSubType: 'General', diagnosticCode: String(e.code ?? e.message ?? 'no answer from the SMTP server').slice(0, 500) };
+  }
+  return {
+    bounceType: code >= 500 ? 'Permanent' : 'Transient',
+    bounceSubType: 'General',
+    diagnosticCode: String(e.response ?? code).slice(0, 500),
+  };
+}
+
 export function makeDelivery(
   config: Pick<Config, 'smtp' | 'emailFrom' | 'smsWebhookUrl' | 'dataDir'> & Partial<Pick<Config, 'emailAllowedSenderDomains'>>,
   logger: Logger,
+  onEmailEvent?: (event: EmailEvent) => Promise<void>,
 ): Delivery {
   const allowedDomains = config.emailAllowedSenderDomains ?? [];
   const outbox = new Outbox(join(config.dataDir, 'outbox.jsonl'), logger);
@@ -80,14 +112,27 @@ export function makeDelivery(
     async send(message: OutgoingMessage): Promise<void> {
       if (message.channel === 'email') {
         const { from, replyTo } = senderHeaders(message.sender, allowedDomains, config.emailFrom);
+        const fromAddress = addressOf(from);
+        const messageId = `<${randomUUID()}@${fromAddress.split('@')[1] || 'sigil'}>`;
+        const report = async (eventType: EmailEvent['eventType'], details: Record<string, string> = {}) => {
+          if (!onEmailEvent || message.organizationId === undefined || message.kind === undefined) return;
+          const event = { organizationId: message.organizationId, messageId, eventType, kind: message.kind, from: fromAddress, to: message.to, at: Date.now(), details };
+          // A lost event must not fail the message it describes: logged (never with the text) and dropped.
+          await onEmailEvent(event).catch((err: Error) => logger.warn({ channel: 'email', to: message.to, eventType, err: err.message }, 'email event not recorded'));
+        };
+        await report('Send');
         if (!transporter) return outbox.write(message, { from, replyTo });
+        const started = Date.now();
+        let response: string;
         try {
           // `text` only: no `html` alternative exists, so no user field can become markup.
-          await transporter.sendMail({ from, ...(replyTo ? { replyTo } : {}), to: message.to, subject: message.subject ?? '', text: message.text });
+          ({ response } = await transporter.sendMail({ from, ...(replyTo ? { replyTo } : {}), to: message.to, subject: message.subject ?? '', text: message.text, messageId }));
         } catch (err) {
           logger.warn({ channel: 'email', to: message.to, err: (err as Error).message }, 'email delivery failed');
+          await report('Bounce', bounceDetails(err));
           throw new DeliveryError('email', 'the email could not be delivered');
         }
+        await report('Delivery', { deliverySmtpResponse: String(response ?? '').slice(0, 500), deliveryProcessingTimeMillis: String(Date.now() - started) });
         return;
       }
       if (!smsUrl) return outbox.write(message);

@@ -79,6 +79,28 @@ export interface OutgoingMessage {
    * replyToEmailAddress). Delivery honours it only for domains the deployment allows.
    */
   sender?: { address?: string; name?: string; replyTo?: string };
+  /**
+   * Email only: the organization the message is sent for and what it is (OTP, EMAIL_AUTH,
+   * EMAIL_RECOVERY, INVITATION). With both, delivery reports each step as an EmailEvent.
+   */
+  organizationId?: string;
+  kind?: string;
+}
+
+/**
+ * One step of an email's delivery (list_email_events; swagger v1EmailEvent): `Send` when the SMTP
+ * conversation starts, then `Delivery` (the server took it) or `Bounce` (it refused, or no server
+ * answered). Carries addresses and the server's answer, never the message's subject or text.
+ */
+export interface EmailEvent {
+  organizationId: string;
+  messageId: string;
+  eventType: 'Send' | 'Delivery' | 'Bounce';
+  kind: string;
+  from: string;
+  to: string;
+  at: number;
+  details: Record<string, string>;
 }
 
 /** Sends messages to users; resolves once the message is handed over, rejects when it could not be. */
@@ -112,6 +134,10 @@ export interface Services {
     oidcSelfIssuer: string;
     /** Token and user-info endpoints of the OAuth2-only providers (oauth2_authenticate). */
     oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
+    /** Where browsers reach the dashboard; invitation emails link to its accept page. */
+    dashboardUrl?: string;
+    /** How long an invitation's link can be accepted; INVITATION_TTL_MS when absent. */
+    invitationTtlMs?: number;
   };
   /** This process's ephemeral app-proof key (never stored). */
   appProofKey: AppProofKey;

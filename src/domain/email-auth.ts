@@ -99,7 +99,7 @@ async function prepare(
   return { user, target, seconds, custom };
 }
 
-function minutesText(seconds: number): string {
+export function minutesText(seconds: number): string {
   if (seconds < 120) return `${seconds} seconds`;
   const minutes = Math.round(seconds / 60);
   return minutes < 120 ? `${minutes} minutes` : `${Math.round(minutes / 60)} hours`;
@@ -133,7 +133,14 @@ async function sendAndRegister(
   try {
     const bundle = makeCredentialBundle({ plaintext: pair.privateKey, targetPublicKey: target });
     try {
-      await ctx.services.delivery!.send({ channel: 'email', to: p.email, ...bundleMessage(kind, custom, bundle, seconds), sender: requestedSender(p) });
+      await ctx.services.delivery!.send({
+        channel: 'email',
+        to: p.email,
+        ...bundleMessage(kind, custom, bundle, seconds),
+        sender: requestedSender(p),
+        organizationId: ctx.organization.id,
+        kind: kind === 'auth' ? 'EMAIL_AUTH' : 'EMAIL_RECOVERY',
+      });
     } catch {
       throw new SigilError('INTERNAL', `the email could not be delivered to ${p.email}: try again later`, { http: 502, grpc: 14 });
     }

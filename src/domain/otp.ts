@@ -220,7 +220,7 @@ export async function initOtp(
   }
   try {
     const message = messageFor(type, appName, code, ttl, smsTemplate, magicLinkTemplate);
-    await delivery.send({ to: contact, ...message, ...(message.channel === 'email' ? { sender: requestedSender(p) } : {}) });
+    await delivery.send({ to: contact, ...message, ...(message.channel === 'email' ? { sender: requestedSender(p), organizationId: orgId, kind: 'OTP' } : {}) });
   } catch {
     await ctx.repos.otps.delete(id);
     throw new SigilError('INTERNAL', `the code could not be delivered to ${contact}: try again later`, { http: 502, grpc: 14 });

@@ -43,7 +43,7 @@ export async function requireUser(repos: Repositories, organizationId: string, u
   return user;
 }
 
-async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
+export async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
   return (await requireAll(tagIds, (ids) => repos.userTags.getMany(organizationId, ids), `${field}: user tag not found`)).ids;
 }
 
@@ -52,7 +52,7 @@ async function requireTags(repos: Repositories, organizationId: string, tagIds: 
  * and the root users of create_sub_organization). `who` names it in the one-credential message.
  */
 export async function insertUserWithCredentials(
-  ctx: ActivityContext,
+  ctx: Pick<ActivityContext, 'repos' | 'now' | 'newId' | 'services'>,
   organizationId: string,
   u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
   field: string,

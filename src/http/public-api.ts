@@ -10,6 +10,7 @@ import type { Pipeline, RequestIdentity } from '../pipeline/pipeline.js';
 import { toSigilError } from './errors.js';
 import { Metrics } from './metrics.js';
 import { registerDashboard } from './dashboard.js';
+import { registerInvitationRoutes, type InvitationRoutes } from './invitations.js';
 import { capConnections, discardUnreadBody, requireJsonBody, serverOptions, type TransportLimits } from './transport.js';
 
 export const CORS_HEADERS = [
@@ -35,6 +36,8 @@ export interface PublicApiOptions {
   trustedProxies?: string[];
   /** Counters served at GET /metrics; a fresh set when not given. */
   metrics?: Metrics;
+  /** The invitation accept routes (src/http/invitations.ts); absent, they are not served. */
+  invitations?: Omit<InvitationRoutes, 'limits'>;
 }
 
 /** Shared set-up of both servers: transport limits, raw-body parsing, CORS, JSON errors, 404s, health. */
@@ -105,6 +108,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
   const app = await baseServer(opts);
   app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, version: opts.version }));
   registerDashboard(app);
+  if (opts.invitations) registerInvitationRoutes(app, { ...opts.invitations, limits: opts.pipeline.limits });
   const metrics = opts.metrics ?? new Metrics();
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));
 

@@ -31,6 +31,7 @@ import * as m018 from './migrations/018_velocity_controls.js';
 import * as m019 from './migrations/019_mfa_policies.js';
 import * as m020 from './migrations/020_session_profiles.js';
 import * as m021 from './migrations/021_secrets.js';
+import * as m022 from './migrations/022_invitations_email_events.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '019_mfa_policies': m019,
   '020_session_profiles': m020,
   '021_secrets': m021,
+  '022_invitations_email_events': m022,
 };
 
 class StaticMigrations implements MigrationProvider {

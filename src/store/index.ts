@@ -37,6 +37,8 @@ import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
 import { SecretsRepo } from './repositories/secrets.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
+import { InvitationsRepo } from './repositories/invitations.js';
+import { EmailEventsRepo } from './repositories/email-events.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -65,6 +67,8 @@ export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
+export type { InvitationRow } from './repositories/invitations.js';
+export type { EmailEventRow } from './repositories/email-events.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -105,6 +109,8 @@ export interface Repositories {
   sessionProfiles: SessionProfilesRepo;
   secrets: SecretsRepo;
   mfaPolicies: MfaPoliciesRepo;
+  invitations: InvitationsRepo;
+  emailEvents: EmailEventsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -148,6 +154,8 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     sessionProfiles: new SessionProfilesRepo(db),
     secrets: new SecretsRepo(db),
     mfaPolicies: new MfaPoliciesRepo(db),
+    invitations: new InvitationsRepo(db),
+    emailEvents: new EmailEventsRepo(db),
   };
 }
 

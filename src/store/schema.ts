@@ -138,6 +138,8 @@ export interface Database {
   secrets: SecretTable;
   mfa_policies: MfaPolicyTable;
   activity_mfa: ActivityMfaTable;
+  invitations: InvitationTable;
+  email_events: EmailEventTable;
 }
 
 export interface WalletTable {
@@ -522,4 +524,42 @@ export interface ActivityMfaTable {
   satisfied_methods: string;
   created_at: number;
   updated_at: number;
+}
+
+/** An invitation (migration 022): the accept token only as its SHA-256 hex. */
+export interface InvitationTable {
+  id: string;
+  organization_id: string;
+  receiver_user_name: string;
+  receiver_email: string;
+  /** JSON array of user tag ids. */
+  receiver_user_tags: string;
+  access_type: string;
+  sender_user_id: string;
+  /** v1InvitationStatus. */
+  status: string;
+  token_hash: string;
+  expires_at: number;
+  accepted_user_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One thing the delivery layer did with an email (migration 022): never its text. */
+export interface EmailEventTable {
+  id: string;
+  organization_id: string;
+  message_id: string;
+  /** Send, Delivery or Bounce (the swagger's v1EmailEvent names). */
+  event_type: string;
+  /** What the message was for: OTP, EMAIL_AUTH, EMAIL_RECOVERY, INVITATION. */
+  message_kind: string;
+  from_address: string;
+  to_address: string;
+  /** `to_address` lower-cased: what list_email_events matches. */
+  recipient: string;
+  /** JSON of v1EmailEventDetails. */
+  details: string;
+  timestamp: number;
+  created_at: number;
 }

@@ -19,13 +19,23 @@ export interface Inbox {
   close(): Promise<void>;
 }
 
-export async function startInbox(): Promise<Inbox> {
+/**
+ * `rejectRecipients`: addresses this server refuses at RCPT TO with a permanent 550 answer, as a
+ * relay refuses a mailbox that does not exist.
+ */
+export async function startInbox(opts: { rejectRecipients?: RegExp } = {}): Promise<Inbox> {
   const mails: Mail[] = [];
   const waiters: (() => void)[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (opts.rejectRecipients?.test(address.address)) {
+        return callback(Object.assign(new Error('5.1.1 <' + address.address + '>: mailbox unavailable'), { responseCode: 550 }));
+      }
+      callback();
+    },
     onData(stream, session, callback) {
       let raw = '';
       stream.setEncoding('utf8');

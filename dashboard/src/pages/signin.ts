@@ -33,7 +33,7 @@ function remembered(): Record<string, string> {
   return out;
 }
 
-function remember(values: Record<string, string>): void {
+export function remember(values: Record<string, string>): void {
   localStorage.setItem(REMEMBER, JSON.stringify({ ...remembered(), ...values }));
 }
 

@@ -57,6 +57,18 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
       .execute();
   }
 
+  /** Whether a user of the organization has `email`, compared without case (an invitation must not duplicate one). */
+  async hasEmailIgnoringCase(organizationId: string, email: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('users')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where((eb) => eb(eb.fn('lower', ['user_email']), '=', email.toLowerCase()))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async update(
     organizationId: string,
     userId: string,
