@@ -68,6 +68,16 @@ async function shoot(name: string) {
   await page.setViewportSize({ width: 1280, height: 900 });
 }
 
+/** Photographs one element at desktop and phone width (the README's pictures of the approval flow). */
+async function shootElement(name: string, locate: () => ReturnType<Page['locator']>) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(100);
+    await locate().screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 async function go(hash: string, title: string | RegExp) {
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
   await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
@@ -228,6 +238,8 @@ describe('approving what you see', () => {
     expect(await safe.locator('[data-flag="PROXY_UPGRADE"]').textContent()).toContain(EVIL);
     expect(await safe.locator('[data-flag="DELEGATECALL"]').count()).toBe(1);
     await shoot('approvals-pending');
+    await shootElement('approvals-erc20-card', () => card('erc20'));
+    await shootElement('approvals-safe-card', () => card('safe'));
     expect(consoleErrors).toEqual([]);
   });
 
@@ -243,6 +255,7 @@ describe('approving what you see', () => {
     expect(await card.getByRole('alert').first().textContent()).toMatch(/Integrity check failed.*digest mismatch/);
     expect(await card.textContent()).toContain('Not approved');
     await shoot('approvals-mismatch');
+    await shootElement('approvals-mismatch-card', () => card);
     const { activity } = await api().getActivity({ activityId: ids.erc20 });
     expect(activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
     expect(activity.votes).toHaveLength(1);
