@@ -9,14 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { Turnkey } from '@turnkey/sdk-server';
-import { encodeFunctionData, keccak256, parseAbi, serializeTransaction } from 'viem';
+import { keccak256 } from 'viem';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { sdkServerClient } from '../helpers/clients.js';
-
-const TOKEN = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
-const ALICE = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const EVIL = '0x3333333333333333333333333333333333333333';
-const ERC20_ABI = JSON.stringify([{ type: 'function', name: 'transfer', inputs: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }], outputs: [{ name: '', type: 'bool' }] }]);
+import { ALICE, ERC20_ABI, erc20Transfer, EVIL, safeHiddenUpgrade, TOKEN } from '../helpers/approval-vectors.js';
 
 let sigil: SigilInstance;
 let dir: string;
@@ -52,16 +48,7 @@ describe('sigil activities show', () => {
     await root.updateRootQuorum({ threshold: 2, userIds: [sigil.root.userId, userIds[0]] });
     const bob = new Turnkey({ apiBaseUrl: sigil.url, apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey, defaultOrganizationId: sigil.root.organizationId, activityPoller: { intervalMs: 100, numRetries: 0 } }).apiClient();
 
-    const unsigned = serializeTransaction({
-      chainId: 1,
-      type: 'eip1559',
-      to: TOKEN,
-      nonce: 0,
-      gas: 60_000n,
-      maxFeePerGas: 30_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-      data: encodeFunctionData({ abi: parseAbi(['function transfer(address to, uint256 amount)']), functionName: 'transfer', args: [ALICE, 1_500_000n] }),
-    });
+    const unsigned = erc20Transfer();
     const erc20 = await bob.signTransaction({ signWith: w.addresses[0], unsignedTransaction: unsigned.slice(2), type: 'TRANSACTION_TYPE_ETHEREUM' });
     expect(erc20.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
 
@@ -87,21 +74,7 @@ describe('sigil activities show', () => {
     expect(JSON.parse(json.stdout).decodedView).toEqual(activity.decodedView);
 
     // A Safe execTransaction that delegatecalls a proxy upgrade: both flagged as DANGER.
-    const upgrade = encodeFunctionData({ abi: parseAbi(['function upgradeToAndCall(address newImplementation, bytes data)']), functionName: 'upgradeToAndCall', args: [EVIL, '0x'] });
-    const safe = serializeTransaction({
-      chainId: 1,
-      type: 'eip1559',
-      to: '0x1111111111111111111111111111111111111111',
-      nonce: 1,
-      gas: 1n,
-      maxFeePerGas: 1n,
-      maxPriorityFeePerGas: 1n,
-      data: encodeFunctionData({
-        abi: parseAbi(['function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas, uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)']),
-        functionName: 'execTransaction',
-        args: ['0x2222222222222222222222222222222222222222', 0n, upgrade, 1, 0n, 0n, 0n, '0x0000000000000000000000000000000000000000', '0x0000000000000000000000000000000000000000', '0x'],
-      }),
-    });
+    const safe = safeHiddenUpgrade();
     const safeActivity = await bob.signTransaction({ signWith: w.addresses[0], unsignedTransaction: safe.slice(2), type: 'TRANSACTION_TYPE_ETHEREUM' });
     const shown = cli(['activities', 'show', '--activity-id', safeActivity.activity.id, ...conn()]).stdout;
     expect(shown).toMatch(/DANGER \[DELEGATECALL\]: Safe execTransaction with operation 1/);

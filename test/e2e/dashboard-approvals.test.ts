@@ -9,45 +9,22 @@
 // names what it approves) and the API shows it signed. Screenshots at 1280 and 390 px go to
 // test-results/screenshots/ (the README's come from there, docs/images/).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdirSync, rmSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
 import { Turnkey } from '@turnkey/sdk-server';
 import { generateP256KeyPair } from '@turnkey/crypto';
-import { encodeFunctionData, parseAbi, serializeTransaction } from 'viem';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import * as btc from '@scure/btc-signer';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, serve, type RootCredentials } from '../helpers/sigil.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'test-results', 'screenshots');
-const TOKEN = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
-const ALICE = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const SAFE = '0x1111111111111111111111111111111111111111';
-const PROXY = '0x2222222222222222222222222222222222222222';
-const EVIL = '0x3333333333333333333333333333333333333333';
-const ERC20_ABI = JSON.stringify([
-  { type: 'function', name: 'transfer', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }], outputs: [{ name: '', type: 'bool' }] },
-]);
+import { dropSchema, freshDeploymentEnv, initDeployment, serve, type RootCredentials } from '../helpers/sigil.js';
+import { freePort, go as goTo, launchChromium, shoot as shootPage, SHOTS } from '../helpers/browser.js';
+import { ALICE, ERC20_ABI, erc20Transfer, EVIL, safeHiddenUpgrade, TOKEN } from '../helpers/approval-vectors.js';
 
 let sigil: { url: string; root: RootCredentials; stop(): Promise<void> };
 let browser: Browser;
 let page: Page;
 let origin: string;
 const consoleErrors: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) {
   return new Turnkey({
@@ -59,34 +36,11 @@ function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) 
   }).apiClient();
 }
 
-async function shoot(name: string) {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(100);
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
-/** Photographs one element at desktop and phone width (the README's pictures of the approval flow). */
-async function shootElement(name: string, locate: () => ReturnType<Page['locator']>) {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(100);
-    await locate().screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
-async function go(hash: string, title: string | RegExp) {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
-  await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
-  await page.locator('#page-title', { hasText: title }).waitFor();
-  await page.locator('.loading').waitFor({ state: 'detached' });
-}
+const shoot = (name: string) => shootPage(page, name);
+const shootElement = (name: string, locate: () => ReturnType<Page['locator']>) => shootPage(page, name, locate);
+const go = (hash: string, title: string | RegExp) => goTo(page, hash, title);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the dashboard tests need Debian's chromium. Install it with: apt-get install chromium`);
   mkdirSync(SHOTS, { recursive: true });
   const port = await freePort();
   origin = `http://localhost:${port}`;
@@ -108,10 +62,7 @@ beforeAll(async () => {
       if (databaseUrl) await dropSchema(databaseUrl);
     },
   };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(m.text());
@@ -156,37 +107,14 @@ describe('approving what you see', () => {
     await api().updateRootQuorum({ threshold: 2, userIds: [sigil.root.userId, userIds[0]] });
     const bob = api(bobKey);
 
-    const erc20 = serializeTransaction({
-      chainId: 1,
-      type: 'eip1559',
-      to: TOKEN,
-      nonce: 0,
-      gas: 60_000n,
-      maxFeePerGas: 30_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-      data: encodeFunctionData({ abi: parseAbi(['function transfer(address to, uint256 amount)']), functionName: 'transfer', args: [ALICE, 1_500_000n] }),
-    });
+    const erc20 = erc20Transfer();
     const solTx = new Transaction({ feePayer: new PublicKey(sol), recentBlockhash: new PublicKey(new Uint8Array(32).fill(0x42)).toBase58() });
     solTx.add(SystemProgram.transfer({ fromPubkey: new PublicKey(sol), toPubkey: new PublicKey(solRecipient), lamports: 1_500_000_000n }));
     const psbt = new btc.Transaction();
     psbt.addInput({ txid: '11'.repeat(32), index: 0, witnessUtxo: { script: btc.p2wpkh(btcPub, btc.TEST_NETWORK).script, amount: 200_000n } });
     psbt.addOutputAddress(btcDest, 60_000n, btc.TEST_NETWORK);
     psbt.addOutputAddress(btcChange, 130_000n, btc.TEST_NETWORK);
-    const upgrade = encodeFunctionData({ abi: parseAbi(['function upgradeToAndCall(address newImplementation, bytes data)']), functionName: 'upgradeToAndCall', args: [EVIL, '0x'] });
-    const safeCall = serializeTransaction({
-      chainId: 1,
-      type: 'eip1559',
-      to: SAFE,
-      nonce: 1,
-      gas: 200_000n,
-      maxFeePerGas: 30_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-      data: encodeFunctionData({
-        abi: parseAbi(['function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas, uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)']),
-        functionName: 'execTransaction',
-        args: [PROXY, 0n, upgrade, 1, 0n, 0n, 0n, '0x0000000000000000000000000000000000000000', '0x0000000000000000000000000000000000000000', '0x'],
-      }),
-    });
+    const safeCall = safeHiddenUpgrade();
 
     const submit = async (name: string, signWith: string, unsignedTransaction: string, type: string) => {
       const r = await bob.signTransaction({ signWith, unsignedTransaction, type: type as never });

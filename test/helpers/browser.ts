@@ -1,0 +1,54 @@
+// Helpers of the Chromium dashboard tests (test/e2e/dashboard*.test.ts): a free port chosen before
+// the server starts (WebAuthn needs the exact origin up front), Debian's chromium launched headless
+// by playwright-core, photographs at desktop and phone width, and navigation that waits for the new
+// page's own heading.
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { ROOT } from './sigil.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SHOTS = join(ROOT, 'test-results', 'screenshots');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function launchChromium(): Promise<Browser> {
+  // A browser test that silently skips proves nothing: a missing browser is a failure that says what to do.
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the dashboard tests need Debian's chromium. Install it with: apt-get install chromium`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Photographs the whole page, or one element (`locate`), at 1280 and 390 px into SHOTS. */
+export async function shoot(page: Page, name: string, locate?: () => Locator) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(100);
+    const path = join(SHOTS, `${name}-${width}.png`);
+    if (locate) await locate().screenshot({ path });
+    else await page.screenshot({ path, fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+export async function go(page: Page, hash: string, title: string | RegExp) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
+  await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
+  // The new page's own heading first: until it renders, the previous page (with no `.loading`) is
+  // still there, and a busy machine makes that window wide enough to read the wrong page.
+  await page.locator('#page-title', { hasText: title }).waitFor();
+  await page.locator('.loading').waitFor({ state: 'detached' });
+}
