@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateP256KeyPair } from '@turnkey/crypto';
-import { Turnkey } from '@turnkey/sdk-server';
 import { keccak256 } from 'viem';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { sdkServerClient } from '../helpers/clients.js';
+import { sdkServerClient, waitingSdkServerClient } from '../helpers/clients.js';
 import { ALICE, ERC20_ABI, erc20Transfer, EVIL, safeHiddenUpgrade, TOKEN } from '../helpers/approval-vectors.js';
 
 let sigil: SigilInstance;
@@ -46,7 +45,7 @@ describe('sigil activities show', () => {
       users: [{ userName: 'bob', apiKeys: [{ apiKeyName: 'bob key', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
     });
     await root.updateRootQuorum({ threshold: 2, userIds: [sigil.root.userId, userIds[0]] });
-    const bob = new Turnkey({ apiBaseUrl: sigil.url, apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey, defaultOrganizationId: sigil.root.organizationId, activityPoller: { intervalMs: 100, numRetries: 0 } }).apiClient();
+    const bob = waitingSdkServerClient(sigil, { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey });
 
     const unsigned = erc20Transfer();
     const erc20 = await bob.signTransaction({ signWith: w.addresses[0], unsignedTransaction: unsigned.slice(2), type: 'TRANSACTION_TYPE_ETHEREUM' });

@@ -9,65 +9,31 @@
 // names what it approves) and the API shows it signed. Screenshots at 1280 and 390 px go to
 // test-results/screenshots/ (the README's come from there, docs/images/).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import { Turnkey } from '@turnkey/sdk-server';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import * as btc from '@scure/btc-signer';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { dropSchema, freshDeploymentEnv, initDeployment, serve, type RootCredentials } from '../helpers/sigil.js';
-import { freePort, go as goTo, launchChromium, shoot as shootPage, SHOTS } from '../helpers/browser.js';
+import { waitingSdkServerClient } from '../helpers/clients.js';
+import { go as goTo, launchChromium, newPage, serveForBrowser, shoot as shootPage, type DashboardSigil } from '../helpers/browser.js';
 import { ALICE, ERC20_ABI, erc20Transfer, EVIL, safeHiddenUpgrade, TOKEN } from '../helpers/approval-vectors.js';
 
-let sigil: { url: string; root: RootCredentials; stop(): Promise<void> };
+let sigil: DashboardSigil;
 let browser: Browser;
 let page: Page;
 let origin: string;
 const consoleErrors: string[] = [];
 
-function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) {
-  return new Turnkey({
-    apiBaseUrl: sigil.url,
-    apiPublicKey: key.apiPublicKey,
-    apiPrivateKey: key.apiPrivateKey,
-    defaultOrganizationId: sigil.root.organizationId,
-    activityPoller: { intervalMs: 100, numRetries: 0 },
-  }).apiClient();
-}
+const api = (key?: { apiPublicKey: string; apiPrivateKey: string }) => waitingSdkServerClient(sigil, key);
 
 const shoot = (name: string) => shootPage(page, name);
 const shootElement = (name: string, locate: () => ReturnType<Page['locator']>) => shootPage(page, name, locate);
 const go = (hash: string, title: string | RegExp) => goTo(page, hash, title);
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  const port = await freePort();
-  origin = `http://localhost:${port}`;
-  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
-  const root = initDeployment(dataDir, env);
-  const s = serve(dataDir, env, ['--port', String(port)]);
-  const { url } = await s.ready;
-  sigil = {
-    url,
-    root,
-    stop: async () => {
-      if (s.child.exitCode === null) {
-        const exited = new Promise((r) => s.child.once('exit', r));
-        s.child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
-    },
-  };
+  ({ sigil, origin } = await serveForBrowser());
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  page = await newPage(browser, consoleErrors);
 }, 120_000);
 
 afterAll(async () => {

@@ -12,19 +12,19 @@
 // test-results/screenshots/. Also: the static handler's CSP, content types and path refusals, and
 // email-code sign-in through the auth proxy (otp_init → otp_verify → stamp_login X-Stamp-Attested).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { Turnkey } from '@turnkey/sdk-server';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { generateP256KeyPair } from '@turnkey/crypto';
-import { dropSchema, freshDeploymentEnv, initDeployment, runSigil, serve, type RootCredentials } from '../helpers/sigil.js';
+import { runSigil } from '../helpers/sigil.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
-import { freePort, go as goTo, launchChromium, shoot as shootPage, SHOTS } from '../helpers/browser.js';
+import { waitingSdkServerClient } from '../helpers/clients.js';
+import { go as goTo, launchChromium, newPage, serveForBrowser, shoot as shootPage, type DashboardSigil } from '../helpers/browser.js';
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
 
-let sigil: { url: string; authProxyUrl: string; dataDir: string; databaseUrl: string | undefined; env: NodeJS.ProcessEnv; root: RootCredentials; stop(): Promise<void> };
+let sigil: DashboardSigil;
 let browser: Browser;
 let page: Page;
 let origin: string;
@@ -32,59 +32,21 @@ let origin: string;
 const sentBodies: string[] = [];
 const consoleErrors: string[] = [];
 
-function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) {
-  return new Turnkey({
-    apiBaseUrl: sigil.url,
-    apiPublicKey: key.apiPublicKey,
-    apiPrivateKey: key.apiPrivateKey,
-    defaultOrganizationId: sigil.root.organizationId,
-    // An activity that waits for votes is answered after one poll instead of four seconds.
-    activityPoller: { intervalMs: 100, numRetries: 0 },
-  }).apiClient();
-}
+const api = (key?: { apiPublicKey: string; apiPrivateKey: string }) => waitingSdkServerClient(sigil, key);
 
 /** Photographs the current page at desktop and phone width. */
 const shoot = (name: string) => shootPage(page, name);
 const go = (hash: string, title: string | RegExp) => goTo(page, hash, title);
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  // WebAuthn needs the exact origin up front, so the port is chosen before the server starts.
-  const port = await freePort();
-  origin = `http://localhost:${port}`;
-  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
-  const root = initDeployment(dataDir, env);
-  const s = serve(dataDir, env, ['--port', String(port)]);
-  const { url, authProxyUrl } = await s.ready;
-  sigil = {
-    url,
-    authProxyUrl,
-    dataDir,
-    databaseUrl,
-    env,
-    root,
-    stop: async () => {
-      if (s.child.exitCode === null) {
-        const exited = new Promise((r) => s.child.once('exit', r));
-        s.child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
-    },
-  };
+  ({ sigil, origin } = await serveForBrowser());
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page = await newPage(browser, consoleErrors);
   page.on('request', (r) => {
     const body = r.postData();
     if (body) sentBodies.push(body);
     sentBodies.push(JSON.stringify(r.headers()));
   });
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   await cdp.send('WebAuthn.addVirtualAuthenticator', {

@@ -2,12 +2,12 @@
 // the server starts (WebAuthn needs the exact origin up front), Debian's chromium launched headless
 // by playwright-core, photographs at desktop and phone width, and navigation that waits for the new
 // page's own heading.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { ROOT } from './sigil.js';
+import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, serve, type SigilInstance } from './sigil.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -23,13 +23,47 @@ export function freePort(): Promise<number> {
   });
 }
 
+export type DashboardSigil = Omit<SigilInstance, 'process' | 'stderr'>;
+
+/** `sigil serve` on `http://localhost:<port>` (a free port), with passkeys bound to that origin. */
+export async function serveForBrowser(): Promise<{ sigil: DashboardSigil; origin: string }> {
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
+  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
+  const root = initDeployment(dataDir, env);
+  const s = serve(dataDir, env, ['--port', String(port)]);
+  const { url, authProxyUrl } = await s.ready;
+  const stop = async () => {
+    if (s.child.exitCode === null) {
+      const exited = new Promise((r) => s.child.once('exit', r));
+      s.child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    if (databaseUrl) await dropSchema(databaseUrl);
+  };
+  return { sigil: { url, authProxyUrl, dataDir, databaseUrl, env, root, stop }, origin };
+}
+
 export async function launchChromium(): Promise<Browser> {
   // A browser test that silently skips proves nothing: a missing browser is a failure that says what to do.
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the dashboard tests need Debian's chromium. Install it with: apt-get install chromium`);
+  mkdirSync(SHOTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** A 1280×900 page whose console errors and uncaught exceptions are collected into `errors`. */
+export async function newPage(browser: Browser, errors: string[]): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  return page;
 }
 
 /** Photographs the whole page, or one element (`locate`), at 1280 and 390 px into SHOTS. */
