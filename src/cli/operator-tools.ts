@@ -267,7 +267,7 @@ export function decodedViewText(view: any, voters: Map<string, string>): string 
   if (c) {
     out += `\nConsensus\n  still needs: ${c.needs}\n  root quorum: ${c.rootQuorum?.approvals ?? 0} of ${c.rootQuorum?.threshold ?? 0} approvals\n`;
     out += `  votes so far: ${(c.votes ?? []).map((v: any) => `${voters.get(v.userId) ?? v.userId} ${String(v.selection).replace('VOTE_SELECTION_', '').toLowerCase()}`).join(', ') || 'none'}\n`;
-    out += `  policies: ${(c.policies ?? []).map((p: any) => `${p.policyName || p.policyId}: ${String(p.outcome).replace('OUTCOME_', '').toLowerCase()}`).join('; ') || 'none applied (decided by the root quorum)'}\n`;
+    out += `  policies: ${(c.policies ?? []).map((p: any) => `${p.policyName || p.policyId}: ${String(p.outcome).replace('OUTCOME_', '').toLowerCase().replace(/_/g, ' ')}`).join('; ') || 'none applied (decided by the root quorum)'}\n`;
   }
   return out;
 }

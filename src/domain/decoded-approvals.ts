@@ -567,7 +567,7 @@ export async function decodeSigningIntent(intent: SigningIntent, sources: Decode
 
 // ------------------------------------------------------------------------------ with the store
 
-/** The consensus beside a waiting activity: policies and their outcomes, votes, what is still needed. */
+/** The consensus beside a waiting activity (ACTIVITY_STATUS_CONSENSUS_NEEDED): policies and their outcomes, votes, what is still needed. */
 export interface ConsensusView {
   policies: { policyId: string; policyName: string; outcome: string }[];
   votes: { userId: string; selection: string }[];
@@ -589,8 +589,8 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
   const threshold = org?.root_quorum_threshold ?? 0;
   const remaining = Math.max(0, threshold - approvals);
   const consensusPolicies = latest.filter((e) => e.outcome === 'OUTCOME_REQUIRES_CONSENSUS').map((e) => names.get(e.policyId) ?? e.policyId);
-  let needs = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' ? `${remaining} more approval(s) from the root quorum` : 'nothing: the activity is decided';
-  if (row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' && consensusPolicies.length) needs += `, or approvals that satisfy the consensus of ${consensusPolicies.join(', ')}`;
+  let needs = `${remaining} more approval(s) from the root quorum`;
+  if (consensusPolicies.length) needs += `, or approvals that satisfy the consensus of ${consensusPolicies.join(', ')}`;
   return {
     policies: latest.map((e) => ({ policyId: e.policyId, policyName: names.get(e.policyId) ?? '', outcome: e.outcome })),
     votes: votes.map((v) => ({ userId: v.user_id, selection: v.selection })),
@@ -607,7 +607,9 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
 export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: ActivityRow, votes: VoteRow[]): Promise<Record<string, unknown> | undefined> {
   const member = Object.values(JSON.parse(row.intent) as Record<string, SigningIntent>)[0];
   if (!member || typeof member !== 'object' || (member.unsignedTransaction === undefined && member.payload === undefined && member.payloads === undefined)) return undefined;
-  const consensus = await consensusOf(repos, row, votes);
+  // The consensus matters while votes are still cast; a decided activity's evaluations are in
+  // get_policy_evaluations, and skipping them keeps a page of list_activities to the decoding's reads.
+  const consensus = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' ? await consensusOf(repos, row, votes) : undefined;
   try {
     const target = member.signWith ? await resolveSigningTarget(repos, barrier, row.organization_id, member.signWith).catch(() => undefined) : undefined;
     const sources: DecodeSources = {
@@ -619,8 +621,8 @@ export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: 
       ownAddresses: async () => (target ? ownAddresses(repos, { bitcoin: { tx: {} }, ...(await signingTargetKeywords(repos, row.organization_id, target)) } as never) : new Set()),
     };
     const view = await decodeSigningIntent(member, sources);
-    return view ? { ...view, consensus } : undefined;
+    return view ? { ...view, ...(consensus ? { consensus } : {}) } : undefined;
   } catch (err) {
-    return { error: `the payload does not decode: ${(err as Error).message}`, consensus };
+    return { error: `the payload does not decode: ${(err as Error).message}`, ...(consensus ? { consensus } : {}) };
   }
 }

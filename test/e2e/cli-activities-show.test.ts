@@ -44,6 +44,8 @@ describe('sigil activities show', () => {
     const { userIds } = await root.createUsers({
       users: [{ userName: 'bob', apiKeys: [{ apiKeyName: 'bob key', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
     });
+    // Created while the root user alone is the quorum (afterwards root's own activities wait too).
+    await root.createPolicy({ policyName: 'two sign messages', effect: 'EFFECT_ALLOW', condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'", consensus: 'approvers.count() >= 2', notes: '' });
     await root.updateRootQuorum({ threshold: 2, userIds: [sigil.root.userId, userIds[0]] });
     const bob = waitingSdkServerClient(sigil, { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey });
 
@@ -78,6 +80,15 @@ describe('sigil activities show', () => {
     const shown = cli(['activities', 'show', '--activity-id', safeActivity.activity.id, ...conn()]).stdout;
     expect(shown).toMatch(/DANGER \[DELEGATECALL\]: Safe execTransaction with operation 1/);
     expect(shown).toMatch(new RegExp(`DANGER \\[PROXY_UPGRADE\\]: Proxy upgrade inside execTransaction.*${EVIL}`));
+
+    // The policy created before the quorum grew (which asks for two approvers): named beside the decoding with its outcome and what it still needs.
+    const message = await bob.signRawPayload({ signWith: w.addresses[0], payload: 'pay the invoice', encoding: 'PAYLOAD_ENCODING_TEXT_UTF8', hashFunction: 'HASH_FUNCTION_KECCAK256' });
+    expect(message.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    const text = cli(['activities', 'show', '--activity-id', message.activity.id, ...conn()]).stdout;
+    expect(text).toContain('Signs: sign the message “pay the invoice”\n');
+    expect(text).toContain(`Digest (keccak256 of payload): ${keccak256(Buffer.from('pay the invoice'))}\n`);
+    expect(text).toContain('  policies: two sign messages: requires consensus\n');
+    expect(text).toContain('  still needs: 1 more approval(s) from the root quorum, or approvals that satisfy the consensus of two sign messages\n');
   });
 
   it('says when an activity signs nothing, and refuses a missing --activity-id', async () => {

@@ -220,3 +220,46 @@ describe('Tron', () => {
   });
 });
 
+
+describe("the dashboard's own check (dashboard/src/integrity.ts)", () => {
+  it('recomputes every browser-checked digest the server gives, and catches a changed payload, recipient or value', async () => {
+    const { checkView } = await import('../../dashboard/src/integrity.js');
+    const payer = Keypair.fromSeed(new Uint8Array(32).fill(0x21)).publicKey;
+    const solTx = new Transaction({ feePayer: payer, recentBlockhash: bs58.encode(new Uint8Array(32).fill(0x42)) });
+    solTx.add(SystemProgram.transfer({ fromPubkey: payer, toPubkey: Keypair.fromSeed(new Uint8Array(32).fill(0x23)).publicKey, lamports: 5n }));
+    const pub = secp256k1.getPublicKey(new Uint8Array(32).fill(0x41), true);
+    const psbtTx = new btc.Transaction();
+    psbtTx.addInput({ txid: '11'.repeat(32), index: 0, witnessUtxo: { script: btc.p2wpkh(pub, btc.TEST_NETWORK).script, amount: 10_000n } });
+    psbtTx.addOutputAddress(btc.p2wpkh(pub, btc.TEST_NETWORK).address!, 9_000n, btc.TEST_NETWORK);
+    const tw = new TronWeb({ fullHost: 'http://127.0.0.1:9' });
+    const tron = (await tw.transactionBuilder.sendTrx(TronWeb.address.fromPrivateKey('22'.repeat(32)) as string, 7, TronWeb.address.fromPrivateKey('11'.repeat(32)) as string, {
+      blockHeader: { ref_block_bytes: 'c3e8', ref_block_hash: 'e3b7e1a1c2d3f4e5', expiration: 1700000060000, timestamp: 1700000000000 },
+    } as never)) as { raw_data_hex: string };
+    const eth = serializeTransaction({ chainId: 1, type: 'eip1559', to: ALICE, nonce: 0, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, value: 10n ** 18n });
+    const legacy = serializeTransaction({ chainId: 5, type: 'legacy', to: ALICE, nonce: 0, gas: 21_000n, gasPrice: 1n, value: 1n });
+    const cases: [Parameters<typeof decodeSigningIntent>[0], string[], string?][] = [
+      [{ type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: eth }, [eth]],
+      [{ type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: legacy }, [legacy]],
+      [{ type: 'TRANSACTION_TYPE_SOLANA', unsignedTransaction: Buffer.from(solTx.serialize({ requireAllSignatures: false, verifySignatures: false })).toString('hex') }, []],
+      [{ type: 'TRANSACTION_TYPE_SOLANA', unsignedTransaction: Buffer.from(solTx.serializeMessage()).toString('hex') }, []],
+      [{ type: 'TRANSACTION_TYPE_BITCOIN', unsignedTransaction: Buffer.from(psbtTx.toPSBT()).toString('hex') }, []],
+      [{ type: 'TRANSACTION_TYPE_TRON', unsignedTransaction: tron.raw_data_hex }, []],
+      [{ payload: 'hello', encoding: 'PAYLOAD_ENCODING_TEXT_UTF8', hashFunction: 'HASH_FUNCTION_KECCAK256' }, [], 'PAYLOAD_ENCODING_TEXT_UTF8'],
+      [{ payloads: ['0x' + '42'.repeat(32), '0xabcd'], encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' }, []],
+    ];
+    for (const [intent, , encoding] of cases) {
+      const view = (await decodeSigningIntent({ signWith: SIGNER, ...intent }, sources()))!;
+      const payloads = intent.unsignedTransaction ? [intent.unsignedTransaction] : intent.payload ? [intent.payload] : intent.payloads!;
+      expect(await checkView(view as never, payloads, encoding ?? intent.encoding), JSON.stringify(intent).slice(0, 80)).toEqual([]);
+      // One changed character of the payload shown is caught.
+      const changed = payloads.map((p, i) => (i === 0 ? p.slice(0, -1) + (p.endsWith('0') ? '1' : '0') : p));
+      expect((await checkView(view as never, changed, encoding ?? intent.encoding)).length, JSON.stringify(intent).slice(0, 80)).toBeGreaterThan(0);
+    }
+    // A renderer that shows another recipient or value for the same bytes is caught by the RLP reading.
+    const view = (await decodeSigningIntent({ signWith: SIGNER, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: eth }, sources()))!;
+    const lying = structuredClone(view);
+    lying.sections[0].rows.find((r) => r.label === 'to')!.value = EVIL;
+    lying.sections[0].rows.find((r) => r.label === 'value')!.note = '1 wei';
+    expect(await checkView(lying as never, [eth])).toEqual([`recipient mismatch: shown ${EVIL}, the transaction pays ${ALICE.toLowerCase()}`, `value mismatch: shown 1 wei, the transaction sends ${10n ** 18n} wei`]);
+  });
+});
