@@ -276,7 +276,8 @@ export async function decodeEthereumTransaction(unsignedTransaction: string, sou
     });
     sections.push({ title: `EIP-7702 authorization ${i}`, rows: [{ label: 'delegate to', value: target, note: label }, { label: 'chain', value: auth.chainId.toString() }, { label: 'nonce', value: auth.nonce.toString() }] });
   }
-  if (tx.authorizationList?.length && !flags.some((f) => f.code !== 'EIP7702_DELEGATION')) summary = `delegate the account to ${toChecksumAddress(tx.authorizationList[0].address)}; ${summary}`;
+  // The delegation outlives this transaction, so it leads the line the approve button shows.
+  if (tx.authorizationList?.length) summary = `delegate the account to ${tx.authorizationList.map((a) => toChecksumAddress(a.address)).join(', ')}; ${summary}`;
   return { format: 'ETHEREUM_TRANSACTION', summary, flags, digests: [{ over: 'transaction', algorithm: 'keccak256', payloadIndex: 0, value: hex(tx.signingHash) }], sections };
 }
 
