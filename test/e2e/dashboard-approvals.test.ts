@@ -134,6 +134,8 @@ describe('approving what you see', () => {
     await shoot('approvals-pending');
     await shootElement('approvals-erc20-card', () => card('erc20'));
     await shootElement('approvals-safe-card', () => card('safe'));
+    await shootElement('approvals-solana-card', () => card('solana'));
+    await shootElement('approvals-psbt-card', () => card('psbt'));
     expect(consoleErrors).toEqual([]);
   });
 
