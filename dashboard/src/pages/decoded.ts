@@ -61,14 +61,14 @@ export function decodedPanel(activity: Activity): DecodedPanel | undefined {
   const sections = (view.sections ?? []).map((s) =>
     h('div', { className: 'decoded-section' }, h('h3', {}, s.title), facts(s.rows.map((r) => [r.label, [mono(r.value), r.note ? h('span', { className: 'hint' }, ` ${r.note}`) : null]]))),
   );
-  const digests = (view.digests ?? []).map((d) => [`Digest${(view.digests ?? []).length > 1 ? ` ${d.payloadIndex}` : ''} (${d.algorithm} of ${d.over})`, mono(d.value)] as [string, HTMLElement]);
+  const digests = (view.digests ?? []).map((d) => [`${(view.digests ?? []).length > 1 ? `Payload ${d.payloadIndex}: ` : ''}${d.algorithm} of ${d.over}`, mono(d.value)] as [string, HTMLElement]);
   const element = h(
     'div',
     { className: 'decoded', 'data-format': view.format ?? '' },
     h('p', { className: 'decoded-summary' }, h('strong', {}, 'Signs: '), view.summary ?? ''),
     flags,
     sections,
-    facts(digests),
+    h('div', { className: 'decoded-section' }, h('h3', {}, 'Digest'), facts(digests)),
     status,
     consensusFacts(view.consensus, activity),
     h('details', {}, h('summary', {}, 'Exact payload that will be signed'), payloadEls),
