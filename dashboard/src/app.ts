@@ -8,7 +8,7 @@ import { acceptInvitationPage } from './pages/accept-invitation.js';
 import { activitiesPage, activityPage } from './pages/activities.js';
 import { invitationsPage } from './pages/invitations.js';
 import { organizationPage } from './pages/organization.js';
-import { pendingPage } from './pages/pending.js';
+import { pendingPage, votableActivities } from './pages/pending.js';
 import { policiesPage } from './pages/policies.js';
 import { privateKeysPage } from './pages/private-keys.js';
 import { signInPage } from './pages/signin.js';
@@ -66,7 +66,8 @@ function drawChrome(current: string): void {
   document.body.classList.remove('signed-out');
   const list = h('ul', {});
   for (const p of PAGES) {
-    list.append(h('li', {}, h('a', { href: `#/${p.path}`, 'aria-current': p.path === current ? 'page' : undefined }, p.label)));
+    const count = p.path === 'pending' ? h('span', { className: 'nav-count', id: 'pending-count', hidden: true }) : null;
+    list.append(h('li', {}, h('a', { href: `#/${p.path}`, 'aria-current': p.path === current ? 'page' : undefined }, p.label, count)));
   }
   replace(nav, list);
   const signOutButton = h('button', { type: 'button', className: 'secondary', onclick: () => void signOut() }, 'Sign out');
@@ -140,6 +141,7 @@ async function draw(focus = false): Promise<void> {
     signOut,
   };
   replace(main, flash, container);
+  void showPendingCount(ctx.api);
   try {
     await (path === 'activities' && arg ? activityPage(ctx, arg) : entry.page(ctx));
   } catch (err) {
@@ -148,6 +150,16 @@ async function draw(focus = false): Promise<void> {
     container.append(h('div', { className: 'error', role: 'alert' }, `Could not load this page: ${message(err)}`));
   }
   if (focus && mine === drawing) document.getElementById('page-title')?.focus();
+}
+
+/** The number of activities the signed-in user can still vote on, beside "Pending" in the navigation. */
+async function showPendingCount(api: Api): Promise<void> {
+  const n = (await votableActivities(api).catch(() => undefined))?.length;
+  const el = document.getElementById('pending-count');
+  if (!el || n === undefined) return;
+  el.textContent = ` ${n}`;
+  el.setAttribute('aria-label', `${n} waiting for your vote`);
+  el.hidden = n === 0;
 }
 
 window.addEventListener('hashchange', () => {

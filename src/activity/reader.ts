@@ -4,11 +4,33 @@ import { SigilError } from '../errors/errors.js';
 import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
 import { renderActivity, type UserRenderer, type Viewer } from './record.js';
 
+/**
+ * The decoded view of what an activity signs (README "Approving what you see"), supplied by the
+ * composition root (src/domain/decoded-approvals.ts); undefined for activities that sign nothing.
+ */
+export type ActivityDescriber = (row: ActivityRow, votes: VoteRow[]) => Promise<unknown>;
+
 export class ActivityRecords {
   constructor(
     private readonly repos: Repositories,
     private readonly renderUsers: UserRenderer,
+    private readonly describe?: ActivityDescriber,
   ) {}
+
+  /**
+   * Reads (get_activity, list_activities) carry `decodedView` beside the record's own fields; submit
+   * answers do not, so signing pays nothing for it.
+   */
+  private async withDecodedViews(rows: ActivityRow[], rendered: Record<string, unknown>[]) {
+    if (!this.describe) return rendered;
+    const votes = await this.repos.activities.votes(rows.map((r) => r.id));
+    return Promise.all(
+      rendered.map(async (record, i) => {
+        const view = await this.describe!(rows[i], votes.filter((v) => v.activity_id === rows[i].id));
+        return view === undefined ? record : { ...record, decodedView: view };
+      }),
+    );
+  }
 
   /** The voters' user records by user id, as they are now (each read through `repos`). */
   async voters(votes: VoteRow[], repos: Repositories = this.repos): Promise<Map<string, unknown>> {
@@ -46,7 +68,7 @@ export class ActivityRecords {
   async get(organizationId: string, activityId: string, viewer?: Viewer) {
     const row = await this.repos.activities.get(organizationId, activityId);
     if (!row) return undefined;
-    return (await this.render([row], viewer))[0];
+    return (await this.withDecodedViews([row], await this.render([row], viewer)))[0];
   }
 
   async list(
@@ -64,6 +86,6 @@ export class ActivityRecords {
       { limit: opts.limit, before: opts.before, after: opts.after, order: 'desc' },
       { statuses: opts.statuses, types: opts.types },
     );
-    return this.render(rows, viewer);
+    return this.withDecodedViews(rows, await this.render(rows, viewer));
   }
 }

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
+import { decodedViewOf } from '../domain/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
 import { loadMasterKey } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
@@ -104,7 +105,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
       );
       return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
-    });
+    }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes));
     const services: Services = {
       barrier: deployment.barrier,
       signer: deployment.signer,

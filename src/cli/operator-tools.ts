@@ -1,8 +1,10 @@
 // Operator CLI commands that speak the public API of a running Sigil like any client (issue 9
 // "Operator CLI"): `keys generate` makes a P-256 API key file, `request` sends one stamped request
-// (as the reference service's `turnkey request` does), `whoami`, and `activities list|approve|reject`
+// (as the reference service's `turnkey request` does), `whoami`, and `activities list|show|approve|reject`
 // for consensus votes from a terminal (turnkey-semantics.md §2-§3: a vote is approve_activity /
-// reject_activity by fingerprint). Stamping follows turnkey-contract.md §1.1 (src/cli/api-client.ts).
+// reject_activity by fingerprint); `show` prints what a signature signs as the server decoded it (the
+// record's `decodedView`, README "Approving what you see"), so the approver sees it before voting.
+// Stamping follows turnkey-contract.md §1.1 (src/cli/api-client.ts).
 // Unlike init/serve these never open the data directory: they need only a URL and a key.
 import { writeFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -46,11 +48,16 @@ ${COMMON}`,
   activities: {
     usage:
       'sigil activities list [--status S ...] [--type T ...] [--limit N] [--json]\n' +
+      '       sigil activities show --activity-id ID [--json]\n' +
       '       sigil activities approve|reject (--fingerprint F | --activity-id ID) [--json]',
     summary: 'list activities, or approve or reject one waiting for consensus',
     details: `list prints id, status, type, creation time and fingerprint, newest first. --status takes
 ACTIVITY_STATUS_CONSENSUS_NEEDED or its short form CONSENSUS_NEEDED (also --pending); --type an
 ACTIVITY_TYPE_... value; both may repeat.
+show prints one activity and, when it signs something, what it signs as the server decoded it from
+the stored intent (the record's decodedView): a one-line summary, DANGER/CHECK flags (proxy
+upgrades, delegatecalls, EIP-7702 delegations, undecodable calls), every decoded field, the digest
+and the consensus (policies, votes, what is still needed). --json prints the record with it.
 approve / reject cast the key's vote on an activity in ACTIVITY_STATUS_CONSENSUS_NEEDED, named by its
 fingerprint or by its id (the fingerprint is then fetched), and print the activity's status after it.
 ${COMMON}`,
@@ -237,8 +244,44 @@ async function activitiesCommand(args: string[], io: Io): Promise<void> {
     for (const a of activities) io.out(`${a.id}  ${a.status}  ${a.type}  ${timeOf(a.createdAt)}  ${a.fingerprint}\n`);
     return;
   }
+  if (sub === 'show') return show(values, io);
   if (sub === 'approve' || sub === 'reject') return vote(sub, values, io);
-  throw new CliError(`unknown activities command "${sub ?? ''}": expected list, approve or reject\n\n${helpText('activities')}`);
+  throw new CliError(`unknown activities command "${sub ?? ''}": expected list, show, approve or reject\n\n${helpText('activities')}`);
+}
+
+/** The decoded view as text: the same content, in the same order, as the dashboard's panel (dashboard/src/pages/decoded.ts). */
+export function decodedViewText(view: any, voters: Map<string, string>): string {
+  if (!view) return 'signs nothing: no decoded view\n';
+  let out = '';
+  if (view.error) out += `CANNOT DECODE what this activity signs: ${view.error}\n`;
+  else {
+    out += `Signs: ${view.summary}\n`;
+    for (const f of view.flags ?? []) out += `${f.severity === 'danger' ? 'DANGER' : 'CHECK'} [${f.code}]: ${f.message}\n`;
+    for (const s of view.sections ?? []) {
+      out += `\n${s.title}\n`;
+      for (const r of s.rows) out += `  ${r.label}: ${r.value}${r.note ? `  (${r.note})` : ''}\n`;
+    }
+    out += '\n';
+    for (const d of view.digests ?? []) out += `Digest${(view.digests ?? []).length > 1 ? ` ${d.payloadIndex}` : ''} (${d.algorithm} of ${d.over}): ${d.value}\n`;
+  }
+  const c = view.consensus;
+  if (c) {
+    out += `\nConsensus\n  still needs: ${c.needs}\n  root quorum: ${c.rootQuorum?.approvals ?? 0} of ${c.rootQuorum?.threshold ?? 0} approvals\n`;
+    out += `  votes so far: ${(c.votes ?? []).map((v: any) => `${voters.get(v.userId) ?? v.userId} ${String(v.selection).replace('VOTE_SELECTION_', '').toLowerCase()}`).join(', ') || 'none'}\n`;
+    out += `  policies: ${(c.policies ?? []).map((p: any) => `${p.policyName || p.policyId}: ${String(p.outcome).replace('OUTCOME_', '').toLowerCase().replace(/_/g, ' ')}`).join('; ') || 'none applied (decided by the root quorum)'}\n`;
+  }
+  return out;
+}
+
+async function show(values: Values, io: Io): Promise<void> {
+  const activityId = values['activity-id'] as string | undefined;
+  if (!activityId) throw new CliError(`sigil activities show needs --activity-id ID\n\n${helpText('activities')}`);
+  const conn = new Connection(values, io);
+  const { activity } = await conn.query('get_activity', { activityId });
+  if (values.json) return io.out(pretty(activity));
+  const voters = new Map<string, string>((activity.votes ?? []).map((v: any) => [v.userId, v.user?.userName || v.userId]));
+  io.out(`activity ${activity.id}  ${activity.type}  ${activity.status}  ${timeOf(activity.createdAt)}\nfingerprint ${activity.fingerprint}\n\n`);
+  io.out(decodedViewText(activity.decodedView, voters));
 }
 
 async function vote(selection: 'approve' | 'reject', values: Values, io: Io): Promise<void> {

@@ -157,7 +157,8 @@ const CACHE_BYTES = 32 * 1024 * 1024;
 const abiCache = new Map<string, { abi: ParsedAbi; bytes: number }>();
 let abiCacheBytes = 0;
 
-function parsedAbiOf(row: SmartContractInterfaceRow): ParsedAbi {
+/** The parsed ABI of a stored Ethereum interface (cached by id). */
+export function parsedAbiOf(row: SmartContractInterfaceRow): ParsedAbi {
   const hit = abiCache.get(row.id);
   if (hit) {
     abiCache.delete(row.id);

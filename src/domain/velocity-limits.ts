@@ -193,7 +193,7 @@ function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] 
 }
 
 /** Bech32 addresses are case-insensitive (BIP-173) and base58 ones are not. */
-const normalBitcoinAddress = (a: string) => (/^(bc|tb|bcrt)1/i.test(a) ? a.toLowerCase() : a);
+export const normalBitcoinAddress = (a: string) => (/^(bc|tb|bcrt)1/i.test(a) ? a.toLowerCase() : a);
 
 const BITCOIN_NETWORKS = ['mainnet', 'testnet3', 'testnet4', 'signet', 'regtest'];
 
@@ -218,7 +218,7 @@ function bitcoinNetworksOf(context: PolicyContext): string[] {
  * spelled in the signer's network (src/crypto/tx bitcoinTxPolicyFields), as the wallet's accounts of
  * that network are, so they compare as strings.
  */
-async function ownAddresses(repos: Repositories, context: PolicyContext): Promise<ReadonlySet<string>> {
+export async function ownAddresses(repos: Repositories, context: PolicyContext): Promise<ReadonlySet<string>> {
   if (!context.bitcoin?.tx) return new Set();
   const addresses: string[] = [];
   if (context.wallet_account?.address) addresses.push(context.wallet_account.address);

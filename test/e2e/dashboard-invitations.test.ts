@@ -10,26 +10,22 @@
 // the page, and revokes Omar's invitation there, after which Omar's link says it was revoked. No
 // token is in a log line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { ROOT } from '../helpers/sigil.js';
-import { launchChromium, pageWithPasskeys, serveForBrowser, type DashboardSigil } from '../helpers/browser.js';
+import { SHOTS, launchChromium, pageWithPasskeys, serveForBrowser, type DashboardSigil } from '../helpers/browser.js';
 import { parse, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 
-const SHOTS = join(ROOT, 'test-results', 'screenshots');
-
 let sigil: DashboardSigil;
+let origin: string;
 let mail: Inbox;
 let browser: Browser;
 let admin: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   mail = await startInbox();
-  sigil = await serveForBrowser(smtpEnv(mail));
+  ({ sigil, origin } = await serveForBrowser(smtpEnv(mail)));
   browser = await launchChromium();
   admin = await pageWithPasskeys(browser);
 }, 120_000);
@@ -65,7 +61,7 @@ describe('onboarding by invitation in the dashboard', () => {
     const tagId = tag.activity.result.createUserTagResult!.userTagId;
 
     // The root user signs in with its API key and invites Nina and Omar.
-    await admin.goto(`${sigil.origin}/?organizationId=${organizationId}`);
+    await admin.goto(`${origin}/?organizationId=${organizationId}`);
     await admin.getByRole('heading', { name: 'Sign in to Sigil' }).waitFor();
     await admin.getByLabel('Public key (compressed hex)').fill(sigil.root.apiPublicKey);
     await admin.getByLabel('Private key (hex)').fill(sigil.root.apiPrivateKey);
@@ -76,7 +72,7 @@ describe('onboarding by invitation in the dashboard', () => {
     await admin.locator('.loading').waitFor({ state: 'detached' });
     const ninaInvitation = await invite('Nina', 'nina@example.com', 'treasury');
     const nina = await linkSentTo('nina@example.com', 0);
-    expect(nina.url.startsWith(`${sigil.origin}/#/accept-invitation?token=`)).toBe(true);
+    expect(nina.url.startsWith(`${origin}/#/accept-invitation?token=`)).toBe(true);
     const omarInvitation = await invite('Omar', 'omar@example.com');
     const omar = await linkSentTo('omar@example.com', 0);
     await admin.screenshot({ path: join(SHOTS, 'invitations-1280.png'), fullPage: true });

@@ -12,22 +12,19 @@
 // test-results/screenshots/. Also: the static handler's CSP, content types and path refusals, and
 // email-code sign-in through the auth proxy (otp_init → otp_verify → stamp_login X-Stamp-Attested).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { Turnkey } from '@turnkey/sdk-server';
+import type { Browser, Page } from 'playwright-core';
 import { TurnkeyClient } from '@turnkey/http';
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { generateP256KeyPair } from '@turnkey/crypto';
-import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, runSigil, serve, type RootCredentials } from '../helpers/sigil.js';
+import { runSigil } from '../helpers/sigil.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'test-results', 'screenshots');
+import { waitingSdkServerClient } from '../helpers/clients.js';
+import { addVirtualAuthenticator, go as goTo, launchChromium, newPage, serveForBrowser, shoot as shootPage, type DashboardSigil } from '../helpers/browser.js';
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
 
-let sigil: { url: string; authProxyUrl: string; dataDir: string; databaseUrl: string | undefined; env: NodeJS.ProcessEnv; root: RootCredentials; stop(): Promise<void> };
+let sigil: DashboardSigil;
 let browser: Browser;
 let page: Page;
 let origin: string;
@@ -35,95 +32,22 @@ let origin: string;
 const sentBodies: string[] = [];
 const consoleErrors: string[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function api(key: { apiPublicKey: string; apiPrivateKey: string } = sigil.root) {
-  return new Turnkey({
-    apiBaseUrl: sigil.url,
-    apiPublicKey: key.apiPublicKey,
-    apiPrivateKey: key.apiPrivateKey,
-    defaultOrganizationId: sigil.root.organizationId,
-    // An activity that waits for votes is answered after one poll instead of four seconds.
-    activityPoller: { intervalMs: 100, numRetries: 0 },
-  }).apiClient();
-}
+const api = (key?: { apiPublicKey: string; apiPrivateKey: string }) => waitingSdkServerClient(sigil, key);
 
 /** Photographs the current page at desktop and phone width. */
-async function shoot(name: string) {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(100);
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
-async function go(hash: string, title: string | RegExp) {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).click();
-  await expect.poll(() => page.evaluate(() => location.hash)).toBe(hash);
-  // The new page's own heading first: until it renders, the previous page (with no `.loading`) is
-  // still there, and a busy machine makes that window wide enough to read the wrong page.
-  await page.locator('#page-title', { hasText: title }).waitFor();
-  await page.locator('.loading').waitFor({ state: 'detached' });
-}
+const shoot = (name: string) => shootPage(page, name);
+const go = (hash: string, title: string | RegExp) => goTo(page, hash, title);
 
 beforeAll(async () => {
-  // A browser test that silently skips proves nothing: a missing browser is a failure that says what to do.
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the dashboard tests need Debian's chromium. Install it with: apt-get install chromium`);
-  mkdirSync(SHOTS, { recursive: true });
-  // WebAuthn needs the exact origin up front, so the port is chosen before the server starts.
-  const port = await freePort();
-  origin = `http://localhost:${port}`;
-  const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
-  const root = initDeployment(dataDir, env);
-  const s = serve(dataDir, env, ['--port', String(port)]);
-  const { url, authProxyUrl } = await s.ready;
-  sigil = {
-    url,
-    authProxyUrl,
-    dataDir,
-    databaseUrl,
-    env,
-    root,
-    stop: async () => {
-      if (s.child.exitCode === null) {
-        const exited = new Promise((r) => s.child.once('exit', r));
-        s.child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropSchema(databaseUrl);
-    },
-  };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  ({ sigil, origin } = await serveForBrowser());
+  browser = await launchChromium();
+  page = await newPage(browser, consoleErrors);
   page.on('request', (r) => {
     const body = r.postData();
     if (body) sentBodies.push(body);
     sentBodies.push(JSON.stringify(r.headers()));
   });
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
-  });
+  await addVirtualAuthenticator(page);
 }, 120_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@
 import type { Activity, Json } from '../api.js';
 import type { PageContext } from '../app.js';
 import { badge, empty, errorBox, facts, field, h, heading, json, loading, mono, pretty, replace, select, time } from '../dom.js';
+import { decodedPanel } from './decoded.js';
 import { voteButtons } from './vote.js';
 
 export const STATUSES = [
@@ -146,6 +147,7 @@ export async function activityPage(ctx: PageContext, activityId: string): Promis
 
   // Waiting for votes, or for its submitter's MFA methods (approved by the submitter's passkey).
   const waiting = a.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' || a.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED';
+  const decoded = decodedPanel(a);
   // The result's own members only; the server may echo the activity inside it, shown above already.
   const result = Object.fromEntries(Object.entries(a.result ?? {}).filter(([k]) => k !== 'activity'));
   replace(
@@ -163,16 +165,23 @@ export async function activityPage(ctx: PageContext, activityId: string): Promis
         ['Fingerprint', mono(a.fingerprint)],
       ]),
       waiting
-        ? voteButtons(ctx, a, (text) => {
-            ctx.flash(text);
-            ctx.refresh();
-          })
+        ? voteButtons(
+            ctx,
+            a,
+            (text) => {
+              ctx.flash(text);
+              ctx.refresh();
+            },
+            decoded,
+          )
         : null,
     ),
+    decoded ? h('section', { className: 'card' }, h('h2', {}, 'What it signs'), decoded.element) : null,
     a.failure ? h('section', { className: 'card' }, h('h2', {}, 'Failure'), errorBox(a.failure.message)) : null,
     h('section', { className: 'card' }, h('h2', {}, 'Intent'), json(a.intent)),
     h('section', { className: 'card' }, h('h2', {}, 'Result'), Object.keys(result).length ? json(result) : empty(waiting ? 'No result yet: the activity waits for votes.' : 'No result.')),
     h('section', { className: 'card' }, h('h2', {}, 'Votes'), votes),
     h('section', { className: 'card' }, h('h2', {}, 'Policy evaluations'), evaluationList),
   );
+  await decoded?.verify();
 }

@@ -5,13 +5,23 @@
 import type { Activity, Json } from '../api.js';
 import type { PageContext } from '../app.js';
 import { busy, errorBox, h, message, pretty, replace } from '../dom.js';
+import type { DecodedPanel } from './decoded.js';
 
-export function voteButtons(ctx: PageContext, activity: Activity, done: (text: string) => void): HTMLElement {
+/**
+ * `decoded`: the decoded view of what the activity signs (./decoded.ts); the approve button then
+ * names it ("Approve: send 1.5 ETH to 0x…") and an approval is cast only after the page's own
+ * integrity check of what is shown passes again.
+ */
+export function voteButtons(ctx: PageContext, activity: Activity, done: (text: string) => void, decoded?: DecodedPanel): HTMLElement {
   const out = h('div', { 'aria-live': 'polite' });
   const label = pretty(activity.type, 'ACTIVITY_TYPE_');
   const cast = (selection: 'approve' | 'reject', button: HTMLButtonElement) =>
     busy(button, async () => {
       replace(out);
+      if (selection === 'approve' && decoded && !(await decoded.verify())) {
+        replace(out, errorBox('Not approved: the integrity check of what is shown failed.'));
+        return;
+      }
       try {
         await ctx.api.submit(`${selection}_activity`, selection === 'approve' ? 'ACTIVITY_TYPE_APPROVE_ACTIVITY' : 'ACTIVITY_TYPE_REJECT_ACTIVITY', { fingerprint: activity.fingerprint }, { withPasskey: true });
         const after = (await ctx.api.query<Json>('get_activity', { activityId: activity.id })).activity as Activity;
@@ -20,8 +30,8 @@ export function voteButtons(ctx: PageContext, activity: Activity, done: (text: s
         replace(out, errorBox(`Could not ${selection}: ${message(err)}`));
       }
     });
-  const approve = h('button', { type: 'button', className: 'approve', 'aria-label': `Approve ${label} ${activity.id}`, disabled: !activity.canApprove });
-  approve.textContent = 'Approve';
+  const approve = h('button', { type: 'button', className: 'approve', 'aria-label': decoded?.summary ? `Approve: ${decoded.summary}` : `Approve ${label} ${activity.id}`, disabled: !activity.canApprove });
+  approve.textContent = decoded?.summary ? `Approve: ${decoded.summary}` : 'Approve';
   approve.addEventListener('click', () => void cast('approve', approve));
   const reject = h('button', { type: 'button', className: 'danger', 'aria-label': `Reject ${label} ${activity.id}`, disabled: !activity.canReject });
   reject.textContent = 'Reject';

@@ -201,7 +201,8 @@ function classify(script: Uint8Array): { type: BitcoinAddressType; version?: num
   return { type: 'UNKNOWN' };
 }
 
-function addressOf(script: Uint8Array, network: BitcoinNetwork): { address: string; address_type: BitcoinAddressType } {
+/** The address an output script pays on `network` ('' for scripts without one, e.g. OP_RETURN). */
+export function addressOf(script: Uint8Array, network: BitcoinNetwork): { address: string; address_type: BitcoinAddressType } {
   const net = NETWORKS[network];
   const c = classify(script);
   switch (c.type) {
