@@ -10,7 +10,19 @@ import { renderActivity, type UserRenderer, type Viewer } from './record.js';
  */
 export type ActivityDescriber = (row: ActivityRow, votes: VoteRow[]) => Promise<unknown>;
 
+/**
+ * Whether the viewer is included in the consensus of an activity waiting for it, as a vote would find
+ * (src/pipeline/authorize.ts includedInConsensus); supplied by the pipeline, which owns that rule.
+ */
+export type VoteCheck = (row: ActivityRow, votes: VoteRow[], viewer: Viewer) => Promise<boolean>;
+
 export class ActivityRecords {
+  /**
+   * Set by the pipeline: reads narrow `canApprove`/`canReject` of an activity waiting for consensus
+   * to viewers included in it, so the dashboard's Pending page lists only what its user can vote on.
+   */
+  mayVote?: VoteCheck;
+
   constructor(
     private readonly repos: Repositories,
     private readonly renderUsers: UserRenderer,
@@ -21,13 +33,20 @@ export class ActivityRecords {
    * Reads (get_activity, list_activities) carry `decodedView` beside the record's own fields; submit
    * answers do not, so signing pays nothing for it.
    */
-  private async withDecodedViews(rows: ActivityRow[], rendered: Record<string, unknown>[]) {
-    if (!this.describe) return rendered;
+  private async withDecodedViews(rows: ActivityRow[], rendered: Record<string, unknown>[], viewer?: Viewer) {
+    if (!this.describe && !this.mayVote) return rendered;
     const votes = await this.repos.activities.votes(rows.map((r) => r.id));
     return Promise.all(
       rendered.map(async (record, i) => {
-        const view = await this.describe!(rows[i], votes.filter((v) => v.activity_id === rows[i].id));
-        return view === undefined ? record : { ...record, decodedView: view };
+        const own = votes.filter((v) => v.activity_id === rows[i].id);
+        let out = record;
+        if (viewer && this.mayVote && record.canApprove && rows[i].status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' && !(await this.mayVote(rows[i], own, viewer))) {
+          const narrowed = { canApprove: false, canReject: false };
+          const result = record.result as Record<string, unknown>;
+          out = { ...record, ...narrowed, result: { ...result, activity: { ...(result.activity as object), ...narrowed } } };
+        }
+        const view = this.describe ? await this.describe(rows[i], own) : undefined;
+        return view === undefined ? out : { ...out, decodedView: view };
       }),
     );
   }
@@ -68,7 +87,7 @@ export class ActivityRecords {
   async get(organizationId: string, activityId: string, viewer?: Viewer) {
     const row = await this.repos.activities.get(organizationId, activityId);
     if (!row) return undefined;
-    return (await this.withDecodedViews([row], await this.render([row], viewer)))[0];
+    return (await this.withDecodedViews([row], await this.render([row], viewer), viewer))[0];
   }
 
   async list(
@@ -86,6 +105,6 @@ export class ActivityRecords {
       { limit: opts.limit, before: opts.before, after: opts.after, order: 'desc' },
       { statuses: opts.statuses, types: opts.types },
     );
-    return this.withDecodedViews(rows, await this.render(rows, viewer));
+    return this.withDecodedViews(rows, await this.render(rows, viewer), viewer);
   }
 }

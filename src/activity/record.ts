@@ -17,6 +17,8 @@ export type UserRenderer = (repos: Repositories, organizationId: string, userIds
 
 export interface Viewer {
   userId: string;
+  /** The reading request's context, handed to the consensus check (ActivityRecords.mayVote). */
+  request?: unknown;
 }
 
 /**

@@ -110,8 +110,8 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       barrier: deployment.barrier,
       signer: deployment.signer,
       activities: {
-        get: (org, id, viewer) => records.get(org, id, { userId: viewer.user.id }),
-        list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.user.id }),
+        get: (org, id, viewer) => records.get(org, id, { userId: viewer.caller.user.id, request: viewer }),
+        list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.caller.user.id, request: viewer }),
       },
       settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl, invitationTtlMs: config.invitationTtlMs },
       appProofKey: new AppProofKey(),

@@ -60,11 +60,12 @@ export interface Caller {
 
 /** Reads activity records as the API shows them; implemented by src/activity, injected here. */
 export interface ActivityReader {
-  get(organizationId: string, activityId: string, viewer: Caller): Promise<Record<string, unknown> | undefined>;
+  /** `viewer`: the reading request, whose user's canApprove/canReject the records show. */
+  get(organizationId: string, activityId: string, viewer: OperationContext): Promise<Record<string, unknown> | undefined>;
   list(
     organizationId: string,
     opts: { limit: number; before?: string; after?: string; statuses?: string[]; types?: string[] },
-    viewer: Caller,
+    viewer: OperationContext,
   ): Promise<Record<string, unknown>[]>;
 }
 

@@ -8,7 +8,7 @@ export const getActivityOp = defineQuery<{ organizationId: string; activityId: s
   path: 'get_activity',
   request: 'v1GetActivityRequest',
   execute: async (ctx, b) => {
-    const activity = await ctx.services.activities.get(ctx.organization.id, b.activityId, ctx.caller);
+    const activity = await ctx.services.activities.get(ctx.organization.id, b.activityId, ctx);
     if (!activity) throw notFound(`activity not found: ${b.activityId}`);
     return { activity };
   },
@@ -36,7 +36,7 @@ export const listActivitiesOp = defineQuery<
         statuses: b.filterByStatus,
         types: b.filterByType,
       },
-      ctx.caller,
+      ctx,
     );
     return { activities };
   },

@@ -395,6 +395,36 @@ export class ActivityRunner {
     });
   }
 
+  /**
+   * For reads (canApprove/canReject, the dashboard's Pending page): whether the reading user is
+   * included in the consensus of `target`, waiting for it, as a vote by them would find now. The same
+   * rule castVote applies, read outside a transaction; the vote itself checks again under its lock.
+   */
+  async mayVote(target: ActivityRow, votes: VoteRow[], ctx: OperationContext): Promise<boolean> {
+    const operation = this.deps.registry.byType.get(target.type);
+    if (!operation || !target.pending_parameters || ctx.caller.organizationId !== target.organization_id) return false;
+    try {
+      const params = JSON.parse(this.deps.services.barrier.open(target.pending_parameters, PENDING_AT(target.id)).toString('utf8'));
+      const submitter = await this.submitterOf(ctx.repos, target, votes);
+      const voter = this.voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now);
+      return await includedInConsensus({
+        repos: ctx.repos,
+        decl: operation.decl,
+        type: target.type,
+        org: ctx.organization,
+        submitter,
+        params,
+        votes,
+        now: ctx.now,
+        hookContext: { ...ctx, caller: submitter },
+        voter,
+      });
+    } catch {
+      // A submitter's credential gone, say: a vote would be refused too.
+      return false;
+    }
+  }
+
   /** Inside a vote's transaction: the decision on a waiting activity, as its submitter, with its velocity controls measured under lock. */
   private async decisionFor(
     repos: Repositories,

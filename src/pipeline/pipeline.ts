@@ -102,6 +102,8 @@ export class Pipeline {
     this.now = deps.now ?? Date.now;
     this.limits = jsonLimits(deps.config);
     this.activities = new ActivityRunner(deps);
+    // Reads show canApprove only to users a vote would count from (README "Approving what you see").
+    deps.records.mayVote = (row, votes, viewer) => this.activities.mayVote(row, votes, viewer.request as OperationContext);
     this.rateLimiter = new RateLimiter(deps.store, deps.config.rateLimits);
   }
 

@@ -341,6 +341,20 @@ describe('4. only users included in the consensus vote', () => {
     const pending = await sdkServerClient(sigil, pam.key).createWallet({ walletName: 'pending', accounts: [] });
     expect(pending.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
     const fingerprint = pending.activity.fingerprint;
+    // Reads say who may vote: canApprove/canReject only for users the consensus can count (and who
+    // have not voted), in get_activity and list_activities alike.
+    const seenBy = async (key: KeyPair) => {
+      const api = sdkServerClient(sigil, key);
+      const one = (await api.getActivity({ activityId: pending.activity.id })).activity;
+      const listed = (await api.getActivities({ filterByStatus: ['ACTIVITY_STATUS_CONSENSUS_NEEDED'] })).activities.find((a) => a.id === pending.activity.id)!;
+      expect(listed.canApprove).toBe(one.canApprove);
+      expect(one.canReject).toBe(one.canApprove);
+      return one.canApprove;
+    };
+    expect(await seenBy(quinn.key)).toBe(true);
+    expect(await seenBy(sigil.root)).toBe(true);
+    expect(await seenBy(rick.key)).toBe(false);
+    expect(await seenBy(pam.key)).toBe(false);
     for (const decide of ['rejectActivity', 'approveActivity'] as const) {
       await refusedUnchanged(() => sdkServerClient(sigil, rick.key)[decide]({ fingerprint }), /user .* is not included in the consensus of activity/);
       await refusedUnchanged(() => sdkServerClient(sigil, users.mallory.key)[decide]({ fingerprint }), /not included in the consensus/);
