@@ -103,7 +103,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     const webhookKey = new WebhookSigningKey(deployment.barrier.deriveKey('webhook-signing-key'));
     const webhookDestinations = new WebhookDestinations(config.webhooks.allowedHosts);
     const dispatcher = new WebhookDispatcher({
-      repos: store.repos,
+      repos: store.background,
       key: webhookKey,
       destinations: webhookDestinations,
       settings: config.webhooks,

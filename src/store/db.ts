@@ -79,6 +79,12 @@ export interface OpenedDatabase {
   walSync?: WalSync;
   /** SQLite: the checkpointing worker, stopped on close. */
   checkpointer?: { stop(): Promise<void> };
+  /**
+   * PostgreSQL: a small pool of its own for background work (the webhook dispatcher), so that work
+   * never takes a connection requests wait for, and its statements are not counted as the request
+   * path's round trips. SQLite: absent (the one writer serves both).
+   */
+  backgroundDb?: Kysely<Database>;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   schema?: string;
@@ -195,6 +201,7 @@ function openPostgres(url: string): OpenedDatabase {
   parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...connection, max: 2 }) }) }),
     stats,
     raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',
@@ -220,6 +227,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     } catch (err) {
       await opened.raw.close();
       await opened.db.destroy();
+      await opened.backgroundDb?.destroy();
       throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
     }
   }

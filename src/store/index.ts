@@ -156,6 +156,11 @@ const CHECKPOINT_INTERVAL_MS = 5_000;
 export class Store {
   /** Repositories outside any transaction, for reads. */
   readonly repos: Repositories;
+  /**
+   * Repositories for background work (the webhook dispatcher): on PostgreSQL over a small pool of
+   * their own, outside the request path's connections and round-trip count; on SQLite `repos`.
+   */
+  readonly background: Repositories;
   private readonly group: GroupCommit<Repositories>;
   private readonly lane = new AuditLane();
   private readonly cache: ReadCache;
@@ -171,15 +176,17 @@ export class Store {
     sqliteWriter: BetterSqlite3.Database | undefined,
     private readonly walSync: WalSync | undefined,
     private readonly checkpointer: { stop(): Promise<void> } | undefined,
+    private readonly backgroundDb: Kysely<Database> | undefined,
   ) {
     this.repos = bind(db);
+    this.background = backgroundDb ? bind(backgroundDb) : this.repos;
     this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
     this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
-    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer } = await openDatabase(opts);
-    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer);
+    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb } = await openDatabase(opts);
+    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb);
   }
 
   /**
@@ -279,6 +286,7 @@ export class Store {
     await this.walSync?.close();
     await this.checkpointer?.stop();
     await this.raw.close();
+    await this.backgroundDb?.destroy();
     await this.db.destroy();
   }
 }

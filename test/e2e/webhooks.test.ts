@@ -135,6 +135,44 @@ async function createWallet(name: string, c = client(), organizationId = orgId()
   return res.activity;
 }
 
+describe('the hot path', () => {
+  // PostgreSQL counts the request path's statements (the dispatcher has connections of its own). A
+  // signature costs one statement to read and one grouped statement to write (README "Caching"),
+  // with or without endpoints: the endpoint lists come from the read cache, and the events join the
+  // grouped statement that records the activity.
+  it.runIf(testDatabaseUrl())('a signature costs no extra round trip, with or without an endpoint', async () => {
+    const trips = async () => Number(/sigil_database_round_trips_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${sigil.url}/metrics`)).text())![1]);
+    const wallet = await client().createWallet({
+      type: 'ACTIVITY_TYPE_CREATE_WALLET',
+      timestampMs: ts(),
+      organizationId: orgId(),
+      parameters: { walletName: 'hot path', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] },
+    });
+    const address = wallet.activity.result.createWalletResult!.addresses[0];
+    let n = 0;
+    const sign = () =>
+      client().signRawPayload({
+        type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+        timestampMs: ts(),
+        organizationId: orgId(),
+        parameters: { signWith: address, payload: '0x' + (++n).toString(16).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' },
+      });
+    await sign();
+    let before = await trips();
+    for (let i = 0; i < 10; i++) await sign();
+    expect((await trips()) - before).toBe(20);
+
+    const endpointId = await createEndpoint(receiver.url('/hot'), [{ eventType: 'ACTIVITY_UPDATES', filtersJson: '{"filterByType":["ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2"]}' }]);
+    await sign();
+    before = await trips();
+    const signed = [];
+    for (let i = 0; i < 10; i++) signed.push((await sign()).activity.id);
+    expect((await trips()) - before).toBe(20);
+    await until(() => signed.every((id) => receiver.forActivity('/hot', id).length === 1), 'the signatures\' events');
+    await client().deleteWebhookEndpoint({ type: 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT', timestampMs: ts(), organizationId: orgId(), parameters: { endpointId } });
+  });
+});
+
 describe('webhook endpoints', () => {
   it('publishes its verification key at /.well-known/sigil.json and as a JWKS', async () => {
     expect(signingKey).toEqual({ keyId: expect.stringMatching(/^sigil-webhook-[0-9a-f]{16}$/), publicKey: expect.stringMatching(/^[0-9a-f]{64}$/), algorithm: 'ed25519' });
