@@ -100,12 +100,18 @@ export class WebhookDispatcher {
     void this.pump();
   }
 
-  /** Stops claiming; resolves once the attempts in flight have finished. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming; resolves once the attempts in flight have finished, or after `graceMs` (a
+   * shutdown must not wait for a slow receiver: an attempt cut off is tried again once its lease
+   * expires, which at worst delivers it twice).
+   */
+  async stop(graceMs = 2_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     if (this.inFlight === 0) return;
-    await new Promise<void>((resolve) => this.idle.add(resolve));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => this.idle.add(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
   }
 
   private schedule(): void {
