@@ -74,7 +74,7 @@ function parseFilters(eventType: string, filtersJson: string | undefined, known:
 }
 
 /** Validated subscriptions, stored as given (with isActive made explicit). */
-function checkSubscriptions(subscriptions: SubscriptionParams[] | undefined, org: OrganizationRow, known: KnownValues): Required<Pick<SubscriptionParams, 'eventType' | 'isActive'>>[] & SubscriptionParams[] {
+function checkSubscriptions(subscriptions: SubscriptionParams[] | undefined, org: OrganizationRow, known: KnownValues): SubscriptionParams[] {
   if (!subscriptions || subscriptions.length === 0) throw invalid('subscriptions must name at least one event type (ACTIVITY_UPDATES or SEND_TRANSACTION_STATUS_UPDATES)');
   if (subscriptions.length > MAX_SUBSCRIPTIONS) throw invalid(`an endpoint has at most ${MAX_SUBSCRIPTIONS} subscriptions`);
   const seen = new Set<string>();
