@@ -89,6 +89,12 @@ export class WebhooksRepo {
    * endpoint's URL (rows of inactive endpoints wait, pending, until the endpoint is active again).
    */
   async claim(owner: string, now: number, leaseUntil: number, limit: number): Promise<(WebhookDeliveryRow & { url: string })[]> {
+    if (this.sqlite) {
+      // SQLite: an UPDATE takes the write lock even when it changes nothing; a poll that finds
+      // nothing due (the usual case) only reads.
+      const due = await this.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
+      if (!due) return [];
+    }
     const lock = this.sqlite ? sql`` : sql`FOR UPDATE OF d SKIP LOCKED`;
     const picked = sql`SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
       WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND (d.lease_until IS NULL OR d.lease_until < ${now}) AND w.is_active = 1
