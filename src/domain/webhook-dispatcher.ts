@@ -40,6 +40,9 @@ export interface WebhookDispatchSettings {
   failingAfter: number;
 }
 
+/** How long delivered and given-up events stay in the outbox (list_webhook_endpoints counts them). */
+export const HISTORY_MS = 7 * 24 * 3600_000;
+
 /** What /metrics shows of the dispatcher. */
 export interface WebhookDispatchStats {
   delivered: number;
@@ -161,10 +164,12 @@ export class WebhookDispatcher {
     if (now - this.lastStateRead < 1_000) return;
     this.lastStateRead = now;
     try {
-      // Rows whose endpoint is gone, once a minute (src/store/migrations/023_webhooks.ts).
+      // Once a minute: rows whose endpoint is gone (src/store/migrations/023_webhooks.ts), and
+      // finished rows older than the history kept.
       if (now - this.lastSweep >= 60_000) {
         this.lastSweep = now;
         await this.deps.repos.webhooks.deleteOrphans();
+        await this.deps.repos.webhooks.deleteFinishedBefore(now - HISTORY_MS);
       }
       const s = await this.deps.repos.webhooks.outboxState();
       this.stats.pending = s.pending;

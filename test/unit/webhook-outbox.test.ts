@@ -113,6 +113,10 @@ describe('claims', () => {
     expect(next.map((r) => JSON.parse(r.payload).sequence)).toEqual([2]);
     await store.repos.webhooks.delivered(next[0].id, 'a', T0 + 5_000);
     expect(await store.repos.webhooks.deliveryCounts(['other-tx'])).toEqual(new Map([['other-tx', { pending: 0, delivered: 2, dead: 1 }]]));
+    // History is forgotten once it is older than the cut-off: delivered rows by delivery time (the
+    // first test's two, delivered at T0), dead ones by creation (the one given up above).
+    expect(await store.repos.webhooks.deleteFinishedBefore(T0 + 1_500)).toBe(3);
+    expect(await store.repos.webhooks.deliveryCounts(['other-tx'])).toEqual(new Map([['other-tx', { pending: 0, delivered: 2, dead: 0 }]]));
   });
 
   it('marks an endpoint failing after enough failures in a row, and healthy after a success', async () => {

@@ -169,6 +169,16 @@ export class WebhooksRepo {
       .execute();
   }
 
+  /** Forgets delivered and given-up rows finished before `before` (the outbox keeps a week of history). */
+  async deleteFinishedBefore(before: number): Promise<number> {
+    const r = await this.db
+      .deleteFrom('webhook_deliveries')
+      .where('state', 'in', ['delivered', 'dead'])
+      .where((eb) => eb.or([eb('delivered_at', '<', before), eb.and([eb('delivered_at', 'is', null), eb('created_at', '<', before)])]))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   /** Delivered, pending and dead rows of an endpoint's outbox, for list_webhook_endpoints' health. */
   async deliveryCounts(endpointIds: string[]): Promise<Map<string, { pending: number; delivered: number; dead: number }>> {
     const out = new Map<string, { pending: number; delivered: number; dead: number }>();
