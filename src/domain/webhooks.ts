@@ -321,8 +321,11 @@ export function webhookDeliveryRows(endpoints: EventEndpoint[], e: WebhookEvent,
  * subscribed to `eventType`. Call it with the repositories of the transaction that makes the event
  * true, so the event commits with it. `subject` orders events per endpoint (default: none shared);
  * `sequence` defaults to now. Answers how many deliveries were queued. For example, a broadcast
- * transaction's status change:
- *   await enqueueWebhookEvent(repos, orgId, 'SEND_TRANSACTION_STATUS_UPDATES', body, { subject: `send-transaction:${id}` });
+ * transaction's status change, with the body Turnkey's docs give for that event type
+ * (`{type: 'transaction:status', organizationId, parentOrganizationId, msg: {sendTransactionStatusId,
+ * activityId, status, caip2, idempotencyKey, timestamp, txHash?, error?}}`) and its statuses in order
+ * (BROADCASTING 0, then INCLUDED or FAILED 1):
+ *   await enqueueWebhookEvent(repos, orgId, 'SEND_TRANSACTION_STATUS_UPDATES', body, { subject: `send-transaction:${id}`, sequence: 1 });
  */
 export async function enqueueWebhookEvent(
   repos: Repositories,
