@@ -122,6 +122,14 @@ export interface OidcVerifier {
   ): Promise<{ issuer: string; audience: string; subject: string; claims: Record<string, unknown> }>;
 }
 
+/** Webhook endpoints' outside world (src/delivery/webhook-http.ts, src/domain/webhook-dispatcher.ts). */
+export interface WebhookServices {
+  /** Resolves when `url` may receive webhooks; rejects with the reason it may not. */
+  checkDestination(url: string): Promise<void>;
+  /** Events were committed: the dispatcher looks for them now rather than at its next poll. */
+  wake(): void;
+}
+
 export interface Services {
   barrier: Barrier;
   /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
@@ -146,6 +154,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Email and SMS to users (OTP codes); absent in processes that send none. */
   delivery?: Delivery;
+  /** Webhook destinations and the dispatcher; absent in processes that deliver none (the CLI). */
+  webhooks?: WebhookServices;
 }
 
 export interface OperationContext {

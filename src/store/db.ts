@@ -32,6 +32,7 @@ import * as m019 from './migrations/019_mfa_policies.js';
 import * as m020 from './migrations/020_session_profiles.js';
 import * as m021 from './migrations/021_secrets.js';
 import * as m022 from './migrations/022_invitations_email_events.js';
+import * as m023 from './migrations/023_webhooks.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020_session_profiles': m020,
   '021_secrets': m021,
   '022_invitations_email_events': m022,
+  '023_webhooks': m023,
 };
 
 class StaticMigrations implements MigrationProvider {
@@ -85,6 +87,12 @@ export interface OpenedDatabase {
   walSync?: WalSync;
   /** SQLite: the checkpointing worker, stopped on close. */
   checkpointer?: { stop(): Promise<void> };
+  /**
+   * PostgreSQL: a small pool of its own for background work (the webhook dispatcher), so that work
+   * never takes a connection requests wait for, and its statements are not counted as the request
+   * path's round trips. SQLite: absent (the one writer serves both).
+   */
+  backgroundDb?: Kysely<Database>;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   schema?: string;
@@ -201,6 +209,7 @@ function openPostgres(url: string): OpenedDatabase {
   parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...connection, max: 2 }) }) }),
     stats,
     raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',
@@ -226,6 +235,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     } catch (err) {
       await opened.raw.close();
       await opened.db.destroy();
+      await opened.backgroundDb?.destroy();
       throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
     }
   }

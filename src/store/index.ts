@@ -39,6 +39,7 @@ import { SecretsRepo } from './repositories/secrets.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 import { InvitationsRepo } from './repositories/invitations.js';
 import { EmailEventsRepo } from './repositories/email-events.js';
+import { WebhooksRepo } from './repositories/webhooks.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -69,6 +70,7 @@ export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
 export type { InvitationRow } from './repositories/invitations.js';
 export type { EmailEventRow } from './repositories/email-events.js';
+export type { OutboxState, WebhookDeliveryRow, WebhookEndpointRow } from './repositories/webhooks.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -111,6 +113,7 @@ export interface Repositories {
   mfaPolicies: MfaPoliciesRepo;
   invitations: InvitationsRepo;
   emailEvents: EmailEventsRepo;
+  webhooks: WebhooksRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -156,6 +159,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     mfaPolicies: new MfaPoliciesRepo(db),
     invitations: new InvitationsRepo(db),
     emailEvents: new EmailEventsRepo(db),
+    webhooks: new WebhooksRepo(db),
   };
 }
 
@@ -172,6 +176,11 @@ const CHECKPOINT_INTERVAL_MS = 5_000;
 export class Store {
   /** Repositories outside any transaction, for reads. */
   readonly repos: Repositories;
+  /**
+   * Repositories for background work (the webhook dispatcher): on PostgreSQL over a small pool of
+   * their own, outside the request path's connections and round-trip count; on SQLite `repos`.
+   */
+  readonly background: Repositories;
   private readonly group: GroupCommit<Repositories>;
   private readonly lane = new AuditLane();
   private readonly cache: ReadCache;
@@ -187,15 +196,17 @@ export class Store {
     sqliteWriter: BetterSqlite3.Database | undefined,
     private readonly walSync: WalSync | undefined,
     private readonly checkpointer: { stop(): Promise<void> } | undefined,
+    private readonly backgroundDb: Kysely<Database> | undefined,
   ) {
     this.repos = bind(db);
+    this.background = backgroundDb ? bind(backgroundDb) : this.repos;
     this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
     this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
-    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer } = await openDatabase(opts);
-    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer);
+    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb } = await openDatabase(opts);
+    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb);
   }
 
   /**
@@ -295,6 +306,7 @@ export class Store {
     await this.walSync?.close();
     await this.checkpointer?.stop();
     await this.raw.close();
+    await this.backgroundDb?.destroy();
     await this.db.destroy();
   }
 }
