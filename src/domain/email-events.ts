@@ -7,7 +7,7 @@ import { invalid } from '../errors/errors.js';
 import type { EmailEventRow, Repositories } from '../store/index.js';
 import type { EmailEvent, OperationContext } from './context.js';
 import { newId } from './ids.js';
-import { pageLimit } from './records.js';
+import { pageLimit, requireCursors } from './records.js';
 
 /** The callback src/delivery reports to: one row per event. */
 export function emailEventRecorder(repos: Repositories): (event: EmailEvent) => Promise<void> {
@@ -58,11 +58,7 @@ export async function listEmailEvents(ctx: OperationContext, p: ListEmailEventsP
   const email = p.email.trim();
   if (email === '') throw invalid('email must name the recipient whose email events to list');
   const page = p.paginationOptions ?? {};
-  for (const cursor of [page.before, page.after]) {
-    if (cursor && !(await ctx.repos.emailEvents.get(orgId, cursor))) {
-      throw invalid(`pagination cursor ${cursor} is not an email event of this organization`);
-    }
-  }
+  await requireCursors(page, (id) => ctx.repos.emailEvents.get(orgId, id), 'an email event');
   const rows = await ctx.repos.emailEvents.page(orgId, email.toLowerCase(), p.eventType || undefined, {
     limit: pageLimit(page.limit),
     before: page.before || undefined,

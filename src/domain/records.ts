@@ -20,3 +20,20 @@ export function pageLimit(limit: string | undefined): number {
   }
   return n;
 }
+
+/** `paginationOptions` as every list request carries it (v1Pagination). */
+export interface PaginationOptions {
+  limit?: string;
+  before?: string;
+  after?: string;
+}
+
+/**
+ * Refuses a `before`/`after` cursor that names no record of this list in this organization (a
+ * cursor is a record's id), so a stale or foreign cursor is a clear 400, not an empty page.
+ */
+export async function requireCursors(page: PaginationOptions, exists: (id: string) => Promise<unknown>, what: string): Promise<void> {
+  for (const cursor of [page.before, page.after]) {
+    if (cursor && !(await exists(cursor))) throw invalid(`pagination cursor ${cursor} is not ${what} of this organization`);
+  }
+}

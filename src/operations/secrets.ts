@@ -15,7 +15,7 @@
 // each is sealed to the requester's target key, and an export that waited for approvals is read
 // from get_activity.
 import { deleteSecrets, exportSecrets, importSecrets, initImportSecrets, secretMetadata, secretPolicyKeywords, type ExportSecretParams, type ImportSecretParams } from '../domain/secrets.js';
-import { pageLimit } from '../domain/records.js';
+import { pageLimit, requireCursors } from '../domain/records.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -60,11 +60,7 @@ export const listSecretsOp = defineQuery<{ organizationId: string; paginationOpt
   execute: async (ctx, b) => {
     const orgId = ctx.organization.id;
     const page = b.paginationOptions ?? {};
-    for (const cursor of [page.before, page.after]) {
-      if (cursor && !(await ctx.repos.secrets.get(orgId, cursor))) {
-        throw invalid(`pagination cursor ${cursor} is not a secret of this organization`);
-      }
-    }
+    await requireCursors(page, (id) => ctx.repos.secrets.get(orgId, id), 'a secret');
     const rows = await ctx.repos.secrets.page(orgId, { limit: pageLimit(page.limit), before: page.before || undefined, after: page.after || undefined, order: 'desc' });
     return { secrets: rows.map(secretMetadata) };
   },

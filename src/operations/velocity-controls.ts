@@ -25,7 +25,7 @@ import {
   velocityControlRecord,
 } from '../domain/velocity-controls.js';
 import { invalid } from '../errors/errors.js';
-import { pageLimit } from '../domain/records.js';
+import { pageLimit, requireCursors } from '../domain/records.js';
 import { ACTIVITY_TYPES } from '../schemas/index.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -90,11 +90,7 @@ export const listVelocityControlsOp = defineQuery<
   execute: async (ctx, b) => {
     const orgId = ctx.organization.id;
     const page = b.paginationOptions ?? {};
-    for (const cursor of [page.before, page.after]) {
-      if (cursor && !(await ctx.repos.velocityControls.get(orgId, cursor))) {
-        throw invalid(`pagination cursor ${cursor} is not a velocity control of this organization`);
-      }
-    }
+    await requireCursors(page, (id) => ctx.repos.velocityControls.get(orgId, id), 'a velocity control');
     const limit = pageLimit(page.limit);
     // One more than the page tells whether another page follows.
     const rows = await ctx.repos.velocityControls.page(orgId, { limit: limit + 1, before: page.before || undefined, after: page.after || undefined, order: 'asc' });

@@ -1,7 +1,7 @@
 // Wallet operations (interface-spec.md §2, §4.6; turnkey-semantics.md §4): create_wallet,
 // create_wallet_accounts, update_wallet, delete_wallets, delete_wallet_accounts, get_wallet,
 // list_wallets, get_wallet_account, list_wallet_accounts.
-import { pageLimit } from '../domain/records.js';
+import { pageLimit, requireCursors } from '../domain/records.js';
 import {
   accountRecord,
   createWallet,
@@ -106,11 +106,7 @@ export const listWalletAccountsOp = defineQuery<
     const orgId = ctx.organization.id;
     if (b.walletId) await requireWallet(ctx.repos, orgId, b.walletId);
     const page = b.paginationOptions ?? {};
-    for (const cursor of [page.before, page.after]) {
-      if (cursor && !(await ctx.repos.wallets.accountPosition(orgId, cursor))) {
-        throw invalid(`pagination cursor ${cursor} is not a wallet account of this organization`);
-      }
-    }
+    await requireCursors(page, (id) => ctx.repos.wallets.accountPosition(orgId, id), 'a wallet account');
     const rows = await ctx.repos.wallets.listAccounts(orgId, b.walletId || undefined, {
       limit: pageLimit(page.limit),
       before: page.before || undefined,
