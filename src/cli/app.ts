@@ -5,7 +5,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { ActivityRecords } from '../activity/reader.js';
 import { loadMasterKey } from '../barrier/master-key.js';
-import type { Config } from '../config/config.js';
+import { evmRpcSetting, type Config } from '../config/config.js';
+import { Broadcasting } from '../domain/keys/broadcasting.js';
+import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/context.js';
 import { loadDeployment } from '../domain/deployment.js';
 import { userRecords } from '../domain/users.js';
@@ -115,6 +117,17 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       appProofKey: new AppProofKey(),
       oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
       delivery: makeDelivery(config, logger),
+      // EVM broadcasting; its tracker polls the chains' nodes for the transactions still in flight,
+      // resuming after a restart from what the database holds.
+      broadcasting: new Broadcasting({
+        repos: store.repos,
+        transaction: (fn) => store.transaction(fn),
+        rpcUrls: config.evmRpcUrls,
+        rpcSetting: evmRpcSetting,
+        pollIntervalMs: config.evmPollIntervalMs,
+        newId,
+        log: logger,
+      }),
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
@@ -154,6 +167,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     await api.listen({ host: config.host, port: config.port });
     await proxy.listen({ host: config.host, port: config.authProxyPort });
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
+    services.broadcasting?.start();
     return {
       pipeline,
       publicUrl: urlOf(api, config.host),
@@ -162,6 +176,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         // Stop accepting, let in-flight requests finish, then release the database.
         const drained = await drainServers([api, proxy], timeoutMs);
         onDrained?.(drained);
+        await services.broadcasting?.stop();
         await store.close();
         return drained;
       },

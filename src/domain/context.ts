@@ -5,6 +5,7 @@ import type { ApiKeyRow, AuthenticatorRow, OrganizationRow, Repositories, UserRo
 import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
 import type { AppProofKey } from '../crypto/app-proofs.js';
+import type { Broadcasting } from './keys/broadcasting.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -119,6 +120,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Email and SMS to users (OTP codes); absent in processes that send none. */
   delivery?: Delivery;
+  /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
+  broadcasting?: Broadcasting;
 }
 
 export interface OperationContext {

@@ -25,8 +25,9 @@ import * as oauth from './oauth.js';
 import * as emailAuth from './email-auth.js';
 import * as oauth2Credentials from './oauth2-credentials.js';
 import * as velocityControls from './velocity-controls.js';
+import * as broadcasting from './broadcasting.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, broadcasting];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -28,6 +28,7 @@ import * as m015 from './migrations/015_cache_generations.js';
 import * as m016 from './migrations/016_audit_streams.js';
 import * as m017 from './migrations/017_quota_counts.js';
 import * as m018 from './migrations/018_velocity_controls.js';
+import * as m024 from './migrations/024_send_transactions.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_audit_streams': m016,
   '017_quota_counts': m017,
   '018_velocity_controls': m018,
+  '024_send_transactions': m024,
 };
 
 class StaticMigrations implements MigrationProvider {

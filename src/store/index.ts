@@ -34,6 +34,7 @@ import { QuotasRepo } from './repositories/quotas.js';
 import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
+import { SendTransactionsRepo } from './repositories/send-transactions.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -59,6 +60,7 @@ export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
+export type { SendTransactionRow } from './repositories/send-transactions.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -96,6 +98,7 @@ export interface Repositories {
   otps: OtpsRepo;
   authProxyConfigs: AuthProxyConfigsRepo;
   velocityControls: VelocityControlsRepo;
+  sendTransactions: SendTransactionsRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -136,6 +139,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     otps: new OtpsRepo(db),
     authProxyConfigs: new AuthProxyConfigsRepo(db),
     velocityControls: new VelocityControlsRepo(db),
+    sendTransactions: new SendTransactionsRepo(db),
   };
 }
 

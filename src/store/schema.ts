@@ -132,6 +132,8 @@ export interface Database {
   velocity_controls: VelocityControlTable;
   velocity_groups: VelocityGroupTable;
   velocity_counts: VelocityCountTable;
+  send_transactions: SendTransactionTable;
+  evm_nonces: EvmNonceTable;
 }
 
 export interface WalletTable {
@@ -461,4 +463,29 @@ export interface VelocityCountTable {
   group_key: string;
   bucket: number;
   amount: string;
+}
+
+/** A broadcast transaction and where it stands (migration 024). Addresses lowercase 0x hex. */
+export interface SendTransactionTable {
+  id: string;
+  organization_id: string;
+  caip2: string;
+  from_address: string;
+  /** Null until known (a raw transaction's nonce is read from the node after the broadcast). */
+  nonce: number | null;
+  tx_hash: string;
+  /** 0x hex of the signed transaction. */
+  signed_transaction: string;
+  status: string;
+  /** v1TxError as JSON, once FAILED. */
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The next nonce Sigil hands out for one address on one chain: the row an allocation locks. */
+export interface EvmNonceTable {
+  caip2: string;
+  address: string;
+  next_nonce: number;
 }
