@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createTestClient, http, parseEther, serializeTransaction, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { serveAnother, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { serveAnother, startSigil, terminate, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { dbSnapshot, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
@@ -216,12 +216,12 @@ describe('eth_send_transaction', () => {
     const nonce = await publicClient.getTransactionCount({ address: from, blockTag: 'pending' });
     const before = await dbSnapshot(sigil);
     await expectRefusedUnchanged(sigil, before, await submit({ from, caip2: 'eip155:1', calls: [{ to: recipient(1), value: '1' }] }), 400, 9, 'REQUEST_INVALID', /eip155:1 is not configured.*SIGIL_EVM_RPC_1\b/);
-    await expectRefusedUnchanged(sigil, before, await submit({ from, caip2: CAIP2, sponsor: true, calls: [{ to: recipient(1), value: '1' }] }), 501, 12, 'UNIMPLEMENTED', /sponsor: true .* not supported by this deployment/);
+    await expectRefusedUnchanged(sigil, before, await submit({ from, caip2: CAIP2, sponsor: true, calls: [{ to: recipient(1), value: '1' }] }), 404, 12, 'UNIMPLEMENTED', /sponsor: true .* not supported by this deployment/);
     await expectRefusedUnchanged(
       sigil,
       before,
       await submit({ from, caip2: CAIP2, calls: [{ to: recipient(1) }, { to: recipient(2) }] }),
-      501,
+      404,
       12,
       'UNIMPLEMENTED',
       /more than one call .* not supported by this deployment/,
@@ -275,5 +275,65 @@ describe('get_nonces', () => {
     expect(await api.getNonces({ address: from, caip2: CAIP2 } as never)).toEqual({});
     await expect(api.getNonces({ address: from, caip2: CAIP2, gasStationNonce: true } as never)).rejects.toThrow(/not supported by this deployment/);
     await expect(api.getNonces({ address: from, caip2: 'eip155:137', nonce: true } as never)).rejects.toThrow(/SIGIL_EVM_RPC_137/);
+  });
+});
+
+describe('tracking', () => {
+  const test = () => createTestClient({ mode: 'anvil', transport: http(anvil.url) });
+
+  it('a transaction replaced by another with its nonce is reported FAILED, not hidden', async () => {
+    await test().setAutomine(false);
+    try {
+      const api = sdkServerClient(sigil);
+      const { sendTransactionStatusId } = await api.ethSendTransaction({ from, caip2: CAIP2, calls: [{ to: recipient(0xaaaa), value: '1' }] } as never);
+      const first = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId });
+      const pending = await publicClient.getTransaction({ hash: first.eth!.txHash as Hex });
+      // The same nonce, higher fees, another recipient: signed by Sigil, broadcast as a raw transaction.
+      const unsigned = serializeTransaction({
+        type: 'eip1559',
+        chainId: anvil.chainId,
+        nonce: pending.nonce,
+        to: recipient(0xbbbb),
+        value: 2n,
+        gas: 21000n,
+        maxFeePerGas: pending.maxFeePerGas! * 3n,
+        maxPriorityFeePerGas: pending.maxPriorityFeePerGas! * 3n + 1n,
+      });
+      const { signedTransaction } = await api.signTransaction({ signWith: from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned });
+      await httpClient(sigil).ethSendRawTransaction({
+        type: 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { signedTransaction: `0x${signedTransaction}`, caip2: CAIP2 },
+      } as never);
+      await test().mine({ blocks: 1 });
+      const status = await settled(sigil, sendTransactionStatusId);
+      expect(status.txStatus).toBe('FAILED');
+      expect(status.txError).toMatch(new RegExp(`replaced: nonce ${pending.nonce} of ${from.toLowerCase()} was used by another transaction|dropped: .*refused it again`));
+      expect(await publicClient.getBalance({ address: recipient(0xaaaa) })).toBe(0n);
+      expect(await publicClient.getBalance({ address: recipient(0xbbbb) })).toBe(2n);
+    } finally {
+      await test().setAutomine(true);
+    }
+  });
+
+  it('a restarted deployment resumes tracking what was in flight when it stopped', async () => {
+    await test().setAutomine(false);
+    let restarted: SigilInstance | undefined;
+    try {
+      const { sendTransactionStatusId } = await sdkServerClient(sigil).ethSendTransaction({ from, caip2: CAIP2, calls: [{ to: recipient(0xcccc), value: '3' }] } as never);
+      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId })).txStatus).toBe('BROADCASTING');
+      // Every process stops while the transaction waits for a block; it is mined while none runs.
+      await terminate(second.process);
+      await terminate(sigil.process);
+      await test().mine({ blocks: 1 });
+      restarted = await serveAnother(sigil);
+      const status = await included(restarted, sendTransactionStatusId);
+      expect(status.txStatus).toBe('INCLUDED');
+      expect(await publicClient.getBalance({ address: recipient(0xcccc) })).toBe(3n);
+    } finally {
+      await test().setAutomine(true);
+      await restarted?.stop();
+    }
   });
 });

@@ -106,7 +106,7 @@ function quantity(name: string, v: string | undefined): bigint | undefined {
 }
 
 export function notSupported(what: string): SigilError {
-  return new SigilError('UNIMPLEMENTED', `${what} is not supported by this deployment`, { http: 501 });
+  return new SigilError('UNIMPLEMENTED', `${what} is not supported by this deployment`);
 }
 
 function chainIdOf(caip2: string): bigint {
