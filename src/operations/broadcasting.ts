@@ -83,6 +83,6 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
     b.rpc(body.caip2);
     if (!/^0x[0-9a-fA-F]{40}$/.test(body.address)) throw invalid(`address must be a 0x-prefixed 20-byte hex address, got "${body.address.slice(0, 80)}"`);
     if (body.nonce !== true) return {};
-    return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase())) };
+    return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase(), ctx.repos)) };
   },
 });

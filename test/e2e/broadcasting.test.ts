@@ -158,6 +158,50 @@ describe('eth_send_transaction', () => {
     }
   });
 
+  it('a send that needs two approvals is sent once the second approval completes it', async () => {
+    const api = sdkServerClient(sigil);
+    const aliceKey = newKey();
+    const carolKey = newKey();
+    const { userIds } = await api.createUsers({
+      users: [
+        { userName: 'bcast alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+        { userName: 'bcast carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+      ],
+    });
+    const policy = await api.createPolicy({
+      policyName: 'sends need alice and carol',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'",
+      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
+      notes: '',
+    });
+    try {
+      const submitted = await httpClient(sigil, aliceKey).ethSendTransaction({
+        type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { from, caip2: CAIP2, calls: [{ to: recipient(0xa991), value: '77' }] },
+      } as never);
+      expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(0n);
+      // Approved on the other process.
+      await httpClient(second, carolKey).approveActivity({
+        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { fingerprint: submitted.activity.fingerprint },
+      });
+      const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
+      expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+      const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId;
+      const status = await included(sigil, id);
+      expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
+      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
+    } finally {
+      await api.deletePolicy({ policyId: policy.policyId });
+    }
+  });
+
   it('a call that reverts on chain is reported FAILED with its revert reason', async () => {
     // A gas limit given by the caller skips the estimate, so the reverting call is mined.
     const { sendTransactionStatusId } = await sdkServerClient(sigil).ethSendTransaction({

@@ -262,7 +262,8 @@ export class Broadcasting {
     }
     const ask: EvmCall = { from, to, value, data };
     const [nonce, gas, fees] = await Promise.all([
-      callerNonce ?? this.nextNonce(p.caip2, from),
+      // ctx.repos: inside an approval's transaction, the only connection a reader may use (SQLite has one).
+      callerNonce ?? this.nextNonce(p.caip2, from, ctx.repos),
       callerGas ?? this.estimateGas(rpc, ask),
       this.fees(rpc, callerMaxFee, callerPriority),
     ]);
@@ -302,7 +303,7 @@ export class Broadcasting {
    * The nonce the next send from `address` takes: the node's pending nonce when Sigil has nothing
    * of that address in flight, otherwise the larger of it and the next one Sigil stored.
    */
-  async nextNonce(caip2: string, address: string, repos: Repositories = this.deps.repos): Promise<bigint> {
+  async nextNonce(caip2: string, address: string, repos: Repositories): Promise<bigint> {
     const rpc = this.rpc(caip2);
     let pending: bigint;
     try {
@@ -339,6 +340,9 @@ export class Broadcasting {
    */
   async send(ctx: OperationContext, prepared: PreparedSend): Promise<string> {
     const { caip2, from, target } = prepared;
+    // In an approval's transaction the send is recorded there, and broadcast by the tracker once that
+    // transaction has committed, since a broadcast must never precede the record it depends on.
+    const { run, inTransaction } = this.writer(ctx);
     const rpc = this.rpc(caip2);
     let pending: bigint | undefined;
     if (!prepared.callerNonce) {
@@ -349,7 +353,7 @@ export class Broadcasting {
       }
     }
     const id = this.deps.newId();
-    const row = await this.deps.transaction(async (repos) => {
+    const row = await run(async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
       const refresh = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
       const nonce = pending === undefined ? prepared.fields.nonce : await this.nonceFrom(repos, caip2, from, pending, stored, refresh);
@@ -372,8 +376,18 @@ export class Broadcasting {
       await this.recordSendTransactionStatus(repos, record, null, TX_STATUS.INITIALIZED);
       return record;
     });
-    await this.broadcast(row);
+    if (!inTransaction) await this.broadcast(row);
     return id;
+  }
+
+  /**
+   * Where an activity's writes go: an approval executes the activity inside the deciding vote's
+   * transaction (its repositories are not this process's own), and a second transaction there would
+   * wait for that one (SQLite has one writer); otherwise a transaction of their own.
+   */
+  private writer(ctx: OperationContext): { inTransaction: boolean; run<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> } {
+    const inTransaction = ctx.repos.sendTransactions !== this.deps.repos.sendTransactions;
+    return { inTransaction, run: (fn) => (inTransaction ? fn(ctx.repos) : this.deps.transaction(fn)) };
   }
 
   /**
@@ -440,7 +454,7 @@ export class Broadcasting {
       created_at: ctx.now,
       updated_at: ctx.now,
     };
-    await this.deps.transaction((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING));
+    await this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING));
     return { id, transactionHash: hash };
   }
 
