@@ -140,4 +140,9 @@ export interface OperationContext {
 export interface ActivityContext extends OperationContext {
   activityId: string;
   activityType: string;
+  /**
+   * The activity's fingerprint (its idempotency key): what an effect outside the database (a
+   * broadcast transaction) is keyed by, so two identical submissions racing each other cause it once.
+   */
+  fingerprint?: string;
 }

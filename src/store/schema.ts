@@ -479,6 +479,8 @@ export interface SendTransactionTable {
   status: string;
   /** v1TxError as JSON, once FAILED. */
   error: string | null;
+  /** The fingerprint of the activity that sent it; unique per organization. */
+  activity_fingerprint: string | null;
   created_at: number;
   updated_at: number;
 }

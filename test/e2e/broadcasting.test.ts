@@ -255,6 +255,22 @@ describe('eth_send_transaction', () => {
     expect(await publicClient.getBalance({ address: recipient(0xc0c0) })).toBe(BigInt(50 * 1000 + (49 * 50) / 2));
   }, 180_000);
 
+  it('an identical submission sent to both processes at once is sent once', async () => {
+    const nonce = await publicClient.getTransactionCount({ address: from, blockTag: 'pending' });
+    const body = JSON.stringify(activityBody(orgId, 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', { from, caip2: CAIP2, calls: [{ to: recipient(0xd0b1e), value: '11' }] }));
+    const answers = await Promise.all([sigil, second, sigil, second].map((s) => rawPost(`${s.url}/public/v1/submit/eth_send_transaction`, body, { key: s.root })));
+    const ids = new Set<string>();
+    for (const a of answers) {
+      // The winner's activity, or (while the winner is still recording it) a conflict that sent nothing.
+      if (a.status === 200) ids.add(a.body.activity.result.ethSendTransactionResultV2.sendTransactionStatusId);
+      else expect(a.body, JSON.stringify(a.body)).toMatchObject({ code: 6, message: expect.stringMatching(/identical submission/) });
+    }
+    expect(ids.size).toBe(1);
+    await included(sigil, [...ids][0]);
+    expect(await publicClient.getBalance({ address: recipient(0xd0b1e) })).toBe(11n);
+    expect(await publicClient.getTransactionCount({ address: from, blockTag: 'pending' })).toBe(nonce + 1);
+  });
+
   it('refuses a chain without an RPC (naming the setting) and sponsor: true, changing nothing', async () => {
     const submit = (parameters: unknown) => rawPost(`${sigil.url}/public/v1/submit/eth_send_transaction`, activityBody(orgId, 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', parameters), { key: sigil.root });
     const nonce = await publicClient.getTransactionCount({ address: from, blockTag: 'pending' });

@@ -21,7 +21,8 @@ import { EvmRpc, EvmRpcError, type EvmCall } from '../../delivery/evm-rpc.js';
 import { ethereumTransactionHash, serializeUnsignedEip1559, type Eip1559Fields } from '../../crypto/tx/index.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, SendTransactionRow } from '../../store/index.js';
-import type { OperationContext } from '../context.js';
+import type { ActivityContext, OperationContext } from '../context.js';
+import { isUniqueViolation } from '../../store/index.js';
 import { parseForSigning, resolveSigningTarget, signParsedTransaction, type SigningTarget } from '../signing.js';
 
 export const TX_STATUS = {
@@ -338,7 +339,7 @@ export class Broadcasting {
    * Allocates the nonce (unless the caller chose it), signs, records the send (INITIALIZED) in one
    * transaction under the address's nonce lock, then broadcasts. Answers the sendTransactionStatusId.
    */
-  async send(ctx: OperationContext, prepared: PreparedSend): Promise<string> {
+  async send(ctx: ActivityContext, prepared: PreparedSend): Promise<string> {
     const { caip2, from, target } = prepared;
     // In an approval's transaction the send is recorded there, and broadcast by the tracker once that
     // transaction has committed, since a broadcast must never precede the record it depends on.
@@ -353,7 +354,7 @@ export class Broadcasting {
       }
     }
     const id = this.deps.newId();
-    const row = await run(async (repos) => {
+    const row = await once(() => run(async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
       const refresh = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
       const nonce = pending === undefined ? prepared.fields.nonce : await this.nonceFrom(repos, caip2, from, pending, stored, refresh);
@@ -370,12 +371,13 @@ export class Broadcasting {
         signed_transaction: signed,
         status: TX_STATUS.INITIALIZED,
         error: null,
+        activity_fingerprint: ctx.fingerprint ?? null,
         created_at: ctx.now,
         updated_at: ctx.now,
       };
       await this.recordSendTransactionStatus(repos, record, null, TX_STATUS.INITIALIZED);
       return record;
-    });
+    }));
     if (!inTransaction) await this.broadcast(row);
     return id;
   }
@@ -428,7 +430,7 @@ export class Broadcasting {
    * eth_send_raw_transaction: broadcasts a transaction signed elsewhere and records it as
    * BROADCASTING so it is tracked like any other. A refusal by the node fails the activity.
    */
-  async sendRaw(ctx: OperationContext, caip2: string, signedTransaction: string): Promise<{ id: string; transactionHash: string }> {
+  async sendRaw(ctx: ActivityContext, caip2: string, signedTransaction: string): Promise<{ id: string; transactionHash: string }> {
     const rpc = this.rpc(caip2);
     const signed = signedTransaction.startsWith('0x') ? signedTransaction : `0x${signedTransaction}`;
     if (!HEX_DATA.test(signed) || signed.length < 4) throw invalid('signedTransaction must be the hex of a signed transaction');
@@ -451,10 +453,11 @@ export class Broadcasting {
       signed_transaction: signed.toLowerCase(),
       status: TX_STATUS.BROADCASTING,
       error: null,
+      activity_fingerprint: ctx.fingerprint ?? null,
       created_at: ctx.now,
       updated_at: ctx.now,
     };
-    await this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING));
+    await once(() => this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING)));
     return { id, transactionHash: hash };
   }
 
@@ -554,6 +557,19 @@ export class Broadcasting {
     }
     // The replay succeeded (state moved within the block): the receipt still says it reverted.
     return revertError(revertEntry(to, undefined, 'execution reverted'));
+  }
+}
+
+/**
+ * Runs the write that records a send; an identical submission (same fingerprint) that recorded its
+ * send first makes this one a conflict, so the transaction is broadcast once.
+ */
+async function once<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new SigilError('CONFLICT', 'an identical submission (same fingerprint) already sent this transaction; read its activity');
+    throw err;
   }
 }
 
