@@ -12,6 +12,7 @@ import { privateKeysPage } from './pages/private-keys.js';
 import { signInPage } from './pages/signin.js';
 import { usersPage } from './pages/users.js';
 import { velocityControlsPage } from './pages/velocity-controls.js';
+import { webhooksPage } from './pages/webhooks.js';
 import { walletsPage } from './pages/wallets.js';
 
 export interface PageContext {
@@ -34,6 +35,7 @@ const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'private-keys', label: 'Private keys', page: privateKeysPage },
   { path: 'policies', label: 'Policies', page: policiesPage },
   { path: 'velocity-controls', label: 'Velocity controls', page: velocityControlsPage },
+  { path: 'webhooks', label: 'Webhooks', page: webhooksPage },
   { path: 'activities', label: 'Activities', page: activitiesPage },
   { path: 'pending', label: 'Pending', page: pendingPage },
 ];

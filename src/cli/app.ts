@@ -17,6 +17,9 @@ import { recordBootProof } from '../domain/app-proofs.js';
 import { authProxyServer } from '../http/auth-proxy.js';
 import { configureQuotas } from '../domain/quotas.js';
 import { makeDelivery } from '../delivery/delivery.js';
+import { WebhookDestinations } from '../delivery/webhook-http.js';
+import { WebhookSigningKey } from '../crypto/webhook-signature.js';
+import { WebhookDispatcher } from '../domain/webhook-dispatcher.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
@@ -97,6 +100,17 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       ),
     );
     configureQuotas(config.quotas);
+    // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
+    // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
+    const webhookKey = new WebhookSigningKey(deployment.barrier.deriveKey('webhook-signing-key'));
+    const webhookDestinations = new WebhookDestinations(config.webhooks.allowedHosts);
+    const dispatcher = new WebhookDispatcher({
+      repos: store.background,
+      key: webhookKey,
+      destinations: webhookDestinations,
+      settings: config.webhooks,
+      log: (fields, message) => logger.warn(fields, message),
+    });
     const registry = new Registry();
     registry.compileSchemas();
     // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
@@ -126,8 +140,13 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         rpcSetting: evmRpcSetting,
         pollIntervalMs: config.evmPollIntervalMs,
         newId,
+        wakeWebhooks: () => dispatcher.wake(),
         log: logger,
       }),
+      webhooks: {
+        checkDestination: async (url) => void (await webhookDestinations.check(url)),
+        wake: () => dispatcher.wake(),
+      },
     };
     await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
     const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
@@ -144,6 +163,13 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       loopDelay.reset();
       return Number.isFinite(max) ? max : 0;
     });
+    metrics.addCounter('sigil_webhook_deliveries_total', 'Webhook events this process delivered (the endpoint answered 2xx).', () => dispatcher.stats.delivered);
+    metrics.addCounter('sigil_webhook_delivery_failures_total', 'Webhook delivery attempts of this process that failed (each is retried until the attempts run out).', () => dispatcher.stats.failedAttempts);
+    metrics.addCounter('sigil_webhook_deliveries_abandoned_total', 'Webhook events this process gave up on (refused by the endpoint, or out of attempts).', () => dispatcher.stats.abandoned);
+    metrics.addGauge('sigil_webhook_outbox_pending', 'Webhook events waiting in the outbox (all processes).', () => dispatcher.stats.pending);
+    metrics.addGauge('sigil_webhook_outbox_oldest_age_seconds', 'Age of the oldest webhook event waiting in the outbox (0 when none waits).', () =>
+      dispatcher.stats.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - dispatcher.stats.oldestPendingAt) / 1000),
+    );
     metrics.addCounter('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
     const api = await publicApiServer({
       metrics,
@@ -151,6 +177,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       logger,
       transport,
       signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+      webhookKey,
       version: VERSION,
       ready,
       trustedProxies: config.trustedProxies,
@@ -166,6 +193,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     });
     await api.listen({ host: config.host, port: config.port });
     await proxy.listen({ host: config.host, port: config.authProxyPort });
+    dispatcher.start();
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
     services.broadcasting?.start();
     return {
@@ -177,6 +205,8 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         const drained = await drainServers([api, proxy], timeoutMs);
         onDrained?.(drained);
         await services.broadcasting?.stop();
+        // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
+        await dispatcher.stop();
         await store.close();
         return drained;
       },

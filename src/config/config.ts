@@ -121,6 +121,26 @@ export interface Config {
   evmRpcUrls: Record<string, string>;
   /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
   evmPollIntervalMs: number;
+  /**
+   * Webhook delivery (README "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
+   * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
+   * although not public, and allowed over plain http; empty by default. Retries: the delay after the
+   * first failed attempt (SIGIL_WEBHOOK_RETRY_BASE_MS, 10 s), doubled per attempt up to
+   * SIGIL_WEBHOOK_RETRY_MAX_MS (1 h), for SIGIL_WEBHOOK_MAX_ATTEMPTS attempts (20: about 12 hours);
+   * one attempt's deadline (SIGIL_WEBHOOK_TIMEOUT_MS, 10 s); attempts in flight per process
+   * (SIGIL_WEBHOOK_CONCURRENCY, 8); how often the outbox is polled (SIGIL_WEBHOOK_POLL_MS, 1 s); failed
+   * attempts in a row before an endpoint shows FAILING (SIGIL_WEBHOOK_FAILING_AFTER, 5).
+   */
+  webhooks: {
+    allowedHosts: string[];
+    retryBaseMs: number;
+    retryMaxMs: number;
+    maxAttempts: number;
+    timeoutMs: number;
+    concurrency: number;
+    pollMs: number;
+    failingAfter: number;
+  };
 }
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -230,6 +250,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     testVelocityClockFile: testClock(env),
     evmRpcUrls: evmRpcUrls(env),
     evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
+    webhooks: webhookConfig(env),
     oauth2Endpoints: {
       OAUTH2_PROVIDER_X: {
         tokenUrl: httpUrl('SIGIL_OAUTH2_X_TOKEN_URL', env.SIGIL_OAUTH2_X_TOKEN_URL) ?? 'https://api.x.com/2/oauth2/token',
@@ -269,6 +290,20 @@ function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
     if (m && value) out[`eip155:${m[1]}`] = httpUrl(name, value)!;
   }
   return out;
+}
+
+function webhookConfig(env: NodeJS.ProcessEnv): Config['webhooks'] {
+  const retryBaseMs = bounded('SIGIL_WEBHOOK_RETRY_BASE_MS', env.SIGIL_WEBHOOK_RETRY_BASE_MS, 10_000, 1, 86_400_000);
+  return {
+    allowedHosts: (env.SIGIL_WEBHOOK_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter((h) => h !== ''),
+    retryBaseMs,
+    retryMaxMs: bounded('SIGIL_WEBHOOK_RETRY_MAX_MS', env.SIGIL_WEBHOOK_RETRY_MAX_MS, Math.max(3_600_000, retryBaseMs), retryBaseMs, 7 * 86_400_000),
+    maxAttempts: bounded('SIGIL_WEBHOOK_MAX_ATTEMPTS', env.SIGIL_WEBHOOK_MAX_ATTEMPTS, 20, 1, 1000),
+    timeoutMs: bounded('SIGIL_WEBHOOK_TIMEOUT_MS', env.SIGIL_WEBHOOK_TIMEOUT_MS, 10_000, 100, 120_000),
+    concurrency: bounded('SIGIL_WEBHOOK_CONCURRENCY', env.SIGIL_WEBHOOK_CONCURRENCY, 8, 1, 256),
+    pollMs: bounded('SIGIL_WEBHOOK_POLL_MS', env.SIGIL_WEBHOOK_POLL_MS, 1_000, 10, 600_000),
+    failingAfter: bounded('SIGIL_WEBHOOK_FAILING_AFTER', env.SIGIL_WEBHOOK_FAILING_AFTER, 5, 1, 1000),
+  };
 }
 
 /** The tests' velocity clock file (Config.testVelocityClockFile): refused unless tests are explicitly enabled. */

@@ -100,6 +100,14 @@ export interface OidcVerifier {
   ): Promise<{ issuer: string; audience: string; subject: string; claims: Record<string, unknown> }>;
 }
 
+/** Webhook endpoints' outside world (src/delivery/webhook-http.ts, src/domain/webhook-dispatcher.ts). */
+export interface WebhookServices {
+  /** Resolves when `url` may receive webhooks; rejects with the reason it may not. */
+  checkDestination(url: string): Promise<void>;
+  /** Events were committed: the dispatcher looks for them now rather than at its next poll. */
+  wake(): void;
+}
+
 export interface Services {
   barrier: Barrier;
   /** The deployment's own P-256 key (the analogue of the reference service's enclave key). */
@@ -122,6 +130,8 @@ export interface Services {
   delivery?: Delivery;
   /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
   broadcasting?: Broadcasting;
+  /** Webhook destinations and the dispatcher; absent in processes that deliver none (the CLI). */
+  webhooks?: WebhookServices;
 }
 
 export interface OperationContext {

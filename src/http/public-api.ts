@@ -29,6 +29,8 @@ export interface PublicApiOptions {
   /** Body limit, timeouts and connection cap of the server (src/http/transport.ts). */
   transport: TransportLimits;
   signerPublicKey: string;
+  /** The key webhook deliveries are signed with (src/crypto/webhook-signature.ts). */
+  webhookKey?: { keyId: string; publicKeyHex: string; jwk(): Record<string, string> };
   version: string;
   ready: () => Promise<void>;
   /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
@@ -103,7 +105,13 @@ export async function baseServer(opts: { logger: Logger; transport: TransportLim
 
 export async function publicApiServer(opts: PublicApiOptions) {
   const app = await baseServer(opts);
-  app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, version: opts.version }));
+  const webhookVerificationKey = opts.webhookKey ? { keyId: opts.webhookKey.keyId, publicKey: opts.webhookKey.publicKeyHex, algorithm: 'ed25519' } : undefined;
+  app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, webhookVerificationKey, version: opts.version }));
+  // Turnkey's webhook key discovery (docs.turnkey.com "Verify webhook signatures"): a JWKS of the
+  // Ed25519 keys deliveries are signed with, matched by X-Turnkey-Signature-Key-Id.
+  app.get('/public/v1/discovery/webhooks/jwks', async (_req, reply) =>
+    reply.header('cache-control', 'public, max-age=300').send({ keys: opts.webhookKey ? [opts.webhookKey.jwk()] : [] }),
+  );
   registerDashboard(app);
   const metrics = opts.metrics ?? new Metrics();
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));

@@ -26,8 +26,9 @@ import * as emailAuth from './email-auth.js';
 import * as oauth2Credentials from './oauth2-credentials.js';
 import * as velocityControls from './velocity-controls.js';
 import * as broadcasting from './broadcasting.js';
+import * as webhooks from './webhooks.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, broadcasting];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, webhooks, broadcasting];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -20,6 +20,43 @@ import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
 import type { PipelineResponse } from './pipeline.js';
 import { redactSecrets } from '../operations/secret-fields.js';
+import { renderActivity } from '../activity/record.js';
+import { endpointsFor, webhookDeliveryRows, type EventEndpoint } from '../domain/webhooks.js';
+import type { WebhookDeliveryRow } from '../store/index.js';
+
+/**
+ * An activity's place in its own history, the order its ACTIVITY_UPDATES events are delivered in:
+ * created, then waiting, then finished. Each status is recorded once per activity.
+ */
+const STATUS_ORDER: Record<string, number> = {
+  [ActivityStatus.CREATED]: 0,
+  [ActivityStatus.PENDING]: 1,
+  [ActivityStatus.CONSENSUS_NEEDED]: 2,
+  [ActivityStatus.AUTHENTICATORS_NEEDED]: 2,
+  [ActivityStatus.COMPLETED]: 3,
+  [ActivityStatus.FAILED]: 3,
+  [ActivityStatus.REJECTED]: 3,
+};
+
+/**
+ * The outbox rows of an activity's status change (issue 18, ACTIVITY_UPDATES): the activity record as
+ * get_activity shows it, for each endpoint subscribed. None, and no work, without endpoints.
+ */
+function activityEvents(endpoints: EventEndpoint[], row: ActivityRow, votes: VoteRow[], users: Map<string, unknown>, now: number): WebhookDeliveryRow[] {
+  if (endpoints.length === 0) return [];
+  return webhookDeliveryRows(
+    endpoints,
+    {
+      organizationId: row.organization_id,
+      eventType: 'ACTIVITY_UPDATES',
+      subject: `activity:${row.id}`,
+      sequence: STATUS_ORDER[row.status] ?? 3,
+      payload: JSON.stringify(renderActivity(row, votes, users)),
+      facts: { type: row.type, status: row.status },
+    },
+    now,
+  );
+}
 
 const PENDING_AT = (activityId: string) => ({ table: 'activities', rowId: activityId, column: 'pending_parameters' });
 
@@ -139,7 +176,7 @@ export class ActivityRunner {
     if (existing) {
       if (existing.status === ActivityStatus.CONSENSUS_NEEDED && existing.user_id !== base.caller.user.id) {
         const voted = (await store.repos.activities.votes([existing.id])).some((v) => v.user_id === base.caller.user.id);
-        if (!voted) await this.castVote(existing, base, 'VOTE_SELECTION_APPROVED', fingerprint);
+        if (!voted) await this.castVote(existing, base, reads, 'VOTE_SELECTION_APPROVED', fingerprint);
         return this.respond(decl.path, (await store.repos.activities.get(orgId, existing.id))!, base.caller);
       }
       return this.respond(decl.path, existing, base.caller);
@@ -186,10 +223,13 @@ export class ActivityRunner {
       if (reservation) await store.transaction((tx) => release(tx, deciding.id, reservation)).catch(() => undefined);
     };
     let asVoted: Map<string, unknown>;
+    let endpoints: EventEndpoint[];
     let outcomeFact: Awaited<ReturnType<typeof policyOutcomeFact>> | undefined;
     try {
       // The voter as it was when voting: the activity may delete it (delete_sub_organization).
       asVoted = await this.deps.records.voters([vote], reads);
+      // Webhook endpoints its events go to; from the read cache (none costs no query).
+      endpoints = await endpointsFor(reads, base.organization);
       // Proofs state the decision that lets the activity run (its derivations are added once it has).
       outcomeFact = s.appProofs && decision.outcome === 'allow' ? await policyOutcomeFact(reads, base.organization, fingerprint, [vote]) : undefined;
     } catch (err) {
@@ -215,6 +255,7 @@ export class ActivityRunner {
       votes: [vote],
       evaluations,
       audit: [activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }) as PendingAuditEntry],
+      webhookDeliveries: activityEvents(endpoints, row, [vote], asVoted, base.now),
       writes,
     });
     try {
@@ -245,6 +286,8 @@ export class ActivityRunner {
           complete(await decl.execute(ctx, params), ctx);
           await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
           appendAudit(repos, activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }));
+          const events = activityEvents(endpoints, row, [vote], asVoted, base.now);
+          if (events.length > 0) await repos.webhooks.insertDeliveries(events);
         });
       }
     } catch (err) {
@@ -257,6 +300,7 @@ export class ActivityRunner {
       if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
+    if (endpoints.length > 0) this.deps.services.webhooks?.wake();
     const response = await this.respond(decl.path, answered === null ? row : { ...row, result: answered }, base.caller, [vote], reads, asVoted);
     if (decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
@@ -293,12 +337,14 @@ export class ActivityRunner {
     await this.castVote(
       target,
       base,
+      s.reads,
       selection,
       s.rawBody.toString('utf8'),
-      async (repos) => {
+      async (repos, endpoints) => {
         await repos.activities.insert(row);
         await repos.activities.insertVote(ownVote);
         appendAudit(repos, activityEntry({ row, operation: decl.path, vote: ownVote, actor: actorOf(base.caller) }));
+        if (endpoints.length > 0) await repos.webhooks.insertDeliveries(activityEvents(endpoints, row, [ownVote], await this.deps.records.voters([ownVote], repos), base.now));
       },
     );
     return this.respond(decl.path, row, base.caller, [ownVote]);
@@ -311,9 +357,10 @@ export class ActivityRunner {
   private async castVote(
     target: ActivityRow,
     base: Omit<OperationContext, 'repos'>,
+    reads: Repositories,
     selection: string,
     message: string,
-    alsoRecord?: (repos: Repositories) => Promise<void>,
+    alsoRecord?: (repos: Repositories, endpoints: EventEndpoint[]) => Promise<void>,
   ): Promise<void> {
     const { store, registry } = this.deps;
     if (base.caller.organizationId !== target.organization_id) {
@@ -333,6 +380,8 @@ export class ActivityRunner {
         throw new SigilError('REQUEST_NOT_AUTHORIZED', `request not authorized: only root quorum members can vote on ${target.type}`);
       }
     }
+    // Webhook endpoints the vote's status changes go to (read before the transaction, from the cache).
+    const endpoints = await endpointsFor(reads, base.organization);
     await store.transaction(async (repos) => {
       // Locked and read again inside the transaction: of two final approvals arriving at once (two
       // processes on one PostgreSQL), the second sees the first's outcome and runs nothing.
@@ -340,12 +389,18 @@ export class ActivityRunner {
       if (current?.status !== ActivityStatus.CONSENSUS_NEEDED) {
         throw new SigilError('REQUEST_INVALID', `activity ${target.id} is not awaiting consensus (status ${current?.status ?? 'gone'})`);
       }
-      await alsoRecord?.(repos);
+      await alsoRecord?.(repos, endpoints);
       const vote = await this.applyVote(repos, current, operation, base, selection, message);
       // The entry describes the activity as the vote left it (its status, result or failure).
       const after = (await repos.activities.get(target.organization_id, target.id))!;
       appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller), time: base.now }));
+      // The vote that ends the wait changes the activity's status: its event commits with it.
+      if (endpoints.length > 0 && after.status !== current.status) {
+        const votes = await repos.activities.votes([after.id]);
+        await repos.webhooks.insertDeliveries(activityEvents(endpoints, after, votes, await this.deps.records.voters(votes, repos), base.now));
+      }
     });
+    if (endpoints.length > 0) this.deps.services.webhooks?.wake();
   }
 
   /** The vote's writes and their effect on the target; returns the target's status afterwards. */

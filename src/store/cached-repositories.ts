@@ -12,7 +12,7 @@ function over<R extends object>(repo: R, overrides: Partial<R>): R {
 }
 
 export function cachedRepositories(base: Repositories, view: CacheView): Repositories {
-  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls } = base;
+  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls, webhooks } = base;
   return {
     ...base,
     memo: (organizationId, key, load) => view.memo(organizationId, key, load),
@@ -39,6 +39,12 @@ export function cachedRepositories(base: Repositories, view: CacheView): Reposit
     // bumps the generation), so the hot path reads the list from memory: none costs no query.
     velocityControls: over(velocityControls, {
       list: (organizationId: string) => view.memo(organizationId, 'velocity-controls', () => velocityControls.list(organizationId)),
+    }),
+    // Every activity of an organization, or of its sub-organizations, may have an event for these
+    // endpoints (migration 023's trigger bumps the generation when one changes), so the request path
+    // reads them from memory: an organization without endpoints pays no query for its events.
+    webhooks: over(webhooks, {
+      activeEndpoints: (organizationId: string) => view.memo(organizationId, 'webhook-endpoints', () => webhooks.activeEndpoints(organizationId)),
     }),
     wallets: over(wallets, {
       get: (organizationId: string, id: string) => view.memo(organizationId, `wallet:${id}`, () => wallets.get(organizationId, id)),

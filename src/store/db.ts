@@ -28,6 +28,7 @@ import * as m015 from './migrations/015_cache_generations.js';
 import * as m016 from './migrations/016_audit_streams.js';
 import * as m017 from './migrations/017_quota_counts.js';
 import * as m018 from './migrations/018_velocity_controls.js';
+import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_audit_streams': m016,
   '017_quota_counts': m017,
   '018_velocity_controls': m018,
+  '023_webhooks': m023,
   '024_send_transactions': m024,
 };
 
@@ -79,6 +81,12 @@ export interface OpenedDatabase {
   walSync?: WalSync;
   /** SQLite: the checkpointing worker, stopped on close. */
   checkpointer?: { stop(): Promise<void> };
+  /**
+   * PostgreSQL: a small pool of its own for background work (the webhook dispatcher), so that work
+   * never takes a connection requests wait for, and its statements are not counted as the request
+   * path's round trips. SQLite: absent (the one writer serves both).
+   */
+  backgroundDb?: Kysely<Database>;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   schema?: string;
@@ -195,6 +203,7 @@ function openPostgres(url: string): OpenedDatabase {
   parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...connection, max: 2 }) }) }),
     stats,
     raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',
@@ -220,6 +229,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     } catch (err) {
       await opened.raw.close();
       await opened.db.destroy();
+      await opened.backgroundDb?.destroy();
       throw new Error(`cannot reach PostgreSQL at ${opened.location}: ${(err as Error).message}`);
     }
   }

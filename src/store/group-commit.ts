@@ -21,6 +21,7 @@ import { statement } from './raw.js';
 import type { AuditEntryRow, AuditLane, PendingAuditEntry } from './audit-lane.js';
 import type { ActivityRow, VoteRow } from './repositories/activities.js';
 import type { PolicyEvaluationRow } from './repositories/policies.js';
+import type { WebhookDeliveryRow } from './repositories/webhooks.js';
 
 /** What one request records in a grouped commit. */
 export interface RecordUnit<R = unknown> {
@@ -28,6 +29,8 @@ export interface RecordUnit<R = unknown> {
   votes?: VoteRow[];
   evaluations?: PolicyEvaluationRow[];
   audit?: PendingAuditEntry[];
+  /** Webhook outbox rows of the activity's status (migration 023): committed with it or not at all. */
+  webhookDeliveries?: WebhookDeliveryRow[];
   /** Writes of the unit's own, run first in the group's transaction; prepared so they only write. */
   writes?: (repos: R) => Promise<void>;
 }
@@ -71,6 +74,17 @@ const GROUP_INSERT = statement(
    INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, $4::json)`,
 );
 
+// The same with webhook outbox rows: a separate statement, so a group without events (no endpoint
+// anywhere it could go) sends exactly what it sent before webhooks existed.
+const GROUP_INSERT_WITH_EVENTS = statement(
+  'sigil_group_insert_events',
+  `WITH a AS (INSERT INTO activities SELECT * FROM json_populate_recordset(NULL::activities, $1::json)),
+        v AS (INSERT INTO votes SELECT * FROM json_populate_recordset(NULL::votes, $2::json)),
+        e AS (INSERT INTO policy_evaluations SELECT * FROM json_populate_recordset(NULL::policy_evaluations, $3::json)),
+        w AS (INSERT INTO webhook_deliveries SELECT * FROM json_populate_recordset(NULL::webhook_deliveries, $5::json))
+   INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, $4::json)`,
+);
+
 const EXISTING = statement(
   'sigil_existing_fingerprints',
   'SELECT organization_id, fingerprint FROM activities WHERE fingerprint = ANY($1::text[])',
@@ -82,15 +96,17 @@ interface Records {
   votes: VoteRow[];
   evaluations: PolicyEvaluationRow[];
   audit: PendingAuditEntry[];
+  webhookDeliveries: WebhookDeliveryRow[];
 }
 
 function gather(units: RecordUnit[]): Records {
-  const out: Records = { activities: [], votes: [], evaluations: [], audit: [] };
+  const out: Records = { activities: [], votes: [], evaluations: [], audit: [], webhookDeliveries: [] };
   for (const u of units) {
     out.activities.push(...(u.activities ?? []));
     out.votes.push(...(u.votes ?? []));
     out.evaluations.push(...(u.evaluations ?? []));
     out.audit.push(...(u.audit ?? []));
+    out.webhookDeliveries.push(...(u.webhookDeliveries ?? []));
   }
   return out;
 }
@@ -212,7 +228,11 @@ export class GroupCommit<R> {
     if (units.every((u) => !u.writes)) {
       if (dialect === 'postgres') {
         // The whole transaction is one statement.
-        await lane.commit(records.audit, (rows) => this.opts.raw.query(GROUP_INSERT, this.groupParams(records, rows)));
+        await lane.commit(records.audit, (rows) =>
+          records.webhookDeliveries.length > 0
+            ? this.opts.raw.query(GROUP_INSERT_WITH_EVENTS, [...this.groupParams(records, rows), JSON.stringify(records.webhookDeliveries)])
+            : this.opts.raw.query(GROUP_INSERT, this.groupParams(records, rows)),
+        );
         return;
       }
       // SQLite: straight through the writing connection, under Kysely's lock on it, in one
@@ -226,6 +246,7 @@ export class GroupCommit<R> {
             this.insertSqlite('votes', records.votes);
             this.insertSqlite('policy_evaluations', records.evaluations);
             this.insertSqlite('audit_entries', rows);
+            this.insertSqlite('webhook_deliveries', records.webhookDeliveries);
             writer.exec('COMMIT');
           } catch (err) {
             if (writer.inTransaction) writer.exec('ROLLBACK');
@@ -253,11 +274,13 @@ export class GroupCommit<R> {
               v AS (INSERT INTO votes SELECT * FROM json_populate_recordset(NULL::votes, ${JSON.stringify(records.votes)}::json)),
               e AS (INSERT INTO policy_evaluations SELECT * FROM json_populate_recordset(NULL::policy_evaluations, ${JSON.stringify(records.evaluations)}::json))
               INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, ${JSON.stringify(rows)}::json)`.execute(conn);
+            if (records.webhookDeliveries.length > 0) await conn.insertInto('webhook_deliveries').values(records.webhookDeliveries).execute();
           } else {
             this.insertSqlite('activities', records.activities);
             this.insertSqlite('votes', records.votes);
             this.insertSqlite('policy_evaluations', records.evaluations);
             this.insertSqlite('audit_entries', rows);
+            this.insertSqlite('webhook_deliveries', records.webhookDeliveries);
           }
           await sql.raw('commit').execute(conn);
         });

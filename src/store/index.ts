@@ -35,6 +35,7 @@ import { OtpsRepo } from './repositories/otps.js';
 import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SendTransactionsRepo } from './repositories/send-transactions.js';
+import { WebhooksRepo } from './repositories/webhooks.js';
 
 export { isUniqueViolation } from './db.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
@@ -61,6 +62,7 @@ export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SendTransactionRow } from './repositories/send-transactions.js';
+export type { OutboxState, WebhookDeliveryRow, WebhookEndpointRow } from './repositories/webhooks.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
 export interface Repositories {
@@ -99,6 +101,7 @@ export interface Repositories {
   authProxyConfigs: AuthProxyConfigsRepo;
   velocityControls: VelocityControlsRepo;
   sendTransactions: SendTransactionsRepo;
+  webhooks: WebhooksRepo;
 }
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
@@ -140,6 +143,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     authProxyConfigs: new AuthProxyConfigsRepo(db),
     velocityControls: new VelocityControlsRepo(db),
     sendTransactions: new SendTransactionsRepo(db),
+    webhooks: new WebhooksRepo(db),
   };
 }
 
@@ -156,6 +160,11 @@ const CHECKPOINT_INTERVAL_MS = 5_000;
 export class Store {
   /** Repositories outside any transaction, for reads. */
   readonly repos: Repositories;
+  /**
+   * Repositories for background work (the webhook dispatcher): on PostgreSQL over a small pool of
+   * their own, outside the request path's connections and round-trip count; on SQLite `repos`.
+   */
+  readonly background: Repositories;
   private readonly group: GroupCommit<Repositories>;
   private readonly lane = new AuditLane();
   private readonly cache: ReadCache;
@@ -171,15 +180,17 @@ export class Store {
     sqliteWriter: BetterSqlite3.Database | undefined,
     private readonly walSync: WalSync | undefined,
     private readonly checkpointer: { stop(): Promise<void> } | undefined,
+    private readonly backgroundDb: Kysely<Database> | undefined,
   ) {
     this.repos = bind(db);
+    this.background = backgroundDb ? bind(backgroundDb) : this.repos;
     this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
     this.cache = new ReadCache((ids) => readGenerations(raw, ids));
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
-    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer } = await openDatabase(opts);
-    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer);
+    const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb } = await openDatabase(opts);
+    return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb);
   }
 
   /**
@@ -279,6 +290,7 @@ export class Store {
     await this.walSync?.close();
     await this.checkpointer?.stop();
     await this.raw.close();
+    await this.backgroundDb?.destroy();
     await this.db.destroy();
   }
 }

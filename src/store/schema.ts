@@ -134,6 +134,8 @@ export interface Database {
   velocity_counts: VelocityCountTable;
   send_transactions: SendTransactionTable;
   evm_nonces: EvmNonceTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
 }
 
 export interface WalletTable {
@@ -490,4 +492,41 @@ export interface EvmNonceTable {
   caip2: string;
   address: string;
   next_nonce: number;
+}
+
+/** A webhook endpoint (migration 023): subscriptions as JSON, with its delivery health. */
+export interface WebhookEndpointTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  url: string;
+  /** 1 or 0. */
+  is_active: number;
+  subscriptions: string;
+  created_at: number;
+  updated_at: number;
+  consecutive_failures: number;
+  failing_since: number | null;
+  last_error: string | null;
+  last_delivered_at: number | null;
+}
+
+/** One event for one endpoint in the webhook outbox (migration 023). */
+export interface WebhookDeliveryTable {
+  id: string;
+  endpoint_id: string;
+  organization_id: string;
+  event_organization_id: string;
+  event_type: string;
+  subject: string;
+  sequence: number;
+  payload: string;
+  state: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
 }

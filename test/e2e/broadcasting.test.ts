@@ -3,8 +3,13 @@
 // ethSendTransaction / pollTransactionStatus / getNonces and @turnkey/http's TurnkeyClient), against
 // a real anvil node; every outcome is read back from the chain with viem's public client.
 // Two Sigil processes share the deployment (serveAnother), so the 50 concurrent sends from one
-// address are allocated nonces by both, on SQLite and on PostgreSQL.
+// address are allocated nonces by both, on SQLite and on PostgreSQL. Status changes reach a
+// webhook receiver on loopback as SEND_TRANSACTION_STATUS_UPDATES events, each signature checked
+// with @turnkey/crypto's verifyTurnkeyWebhookSignature.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto';
 import { createPublicClient, createTestClient, http, parseEther, serializeTransaction, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { serveAnother, startSigil, terminate, type SigilInstance } from '../helpers/sigil.js';
@@ -22,6 +27,12 @@ let second: SigilInstance;
 let orgId: string;
 let from: Hex;
 let publicClient: ReturnType<typeof createPublicClient>;
+let receiver: Server;
+/** SEND_TRANSACTION_STATUS_UPDATES payloads the receiver accepted (signature verified), in arrival order. */
+const events: any[] = [];
+let badSignatures = 0;
+/** Sends whose events the webhook test checks. */
+const tracked: { included?: string; reverted?: string } = {};
 
 /**
  * A contract whose every call reverts with Error("nope"): runtime = CODECOPY the ABI-encoded error
@@ -36,9 +47,35 @@ const REVERTER_ADDRESS = '0x00000000000000000000000000000000000bad01' as Hex;
 
 beforeAll(async () => {
   anvil = await startAnvil();
-  sigil = await startSigil({ [`SIGIL_EVM_RPC_${anvil.chainId}`]: anvil.url, SIGIL_EVM_POLL_INTERVAL_MS: '100' });
+  sigil = await startSigil({
+    [`SIGIL_EVM_RPC_${anvil.chainId}`]: anvil.url,
+    SIGIL_EVM_POLL_INTERVAL_MS: '100',
+    SIGIL_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    SIGIL_WEBHOOK_POLL_MS: '50',
+  });
   second = await serveAnother(sigil);
   orgId = sigil.root.organizationId;
+  const { webhookVerificationKey: key } = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const check = verifyTurnkeyWebhookSignature({ headers: req.headers as Record<string, string>, body, verificationKeys: [key], maxTimestampAgeMs: 5 * 60_000 });
+      if (!check.ok) badSignatures++;
+      else if (req.headers['x-turnkey-event-type'] === 'SEND_TRANSACTION_STATUS_UPDATES') events.push(JSON.parse(body.toString('utf8')));
+      res.statusCode = check.ok ? 200 : 401;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const hook = await httpClient(sigil).createWebhookEndpoint({
+    type: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT',
+    timestampMs: String(Date.now()),
+    organizationId: orgId,
+    parameters: { name: 'transactions', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tx`, subscriptions: [{ eventType: 'SEND_TRANSACTION_STATUS_UPDATES' }] },
+  } as never);
+  expect(hook.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
   publicClient = createPublicClient({ transport: http(anvil.url) });
   const w = await sdkServerClient(sigil).createWallet({
     walletName: 'broadcasting',
@@ -54,6 +91,8 @@ afterAll(async () => {
   await second?.stop();
   await sigil?.stop();
   await anvil?.stop();
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
 });
 
 const recipient = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
@@ -82,6 +121,7 @@ describe('eth_send_transaction', () => {
       calls: [{ to: recipient(0xbeef), value: '12345' }],
     } as never);
     const status = await included(sigil, sendTransactionStatusId);
+    tracked.included = sendTransactionStatusId;
     expect(status.txStatus).toBe('INCLUDED');
     const hash = status.eth!.txHash as Hex;
     const receipt = await publicClient.getTransactionReceipt({ hash });
@@ -210,6 +250,7 @@ describe('eth_send_transaction', () => {
       gasLimit: '100000',
       calls: [{ to: REVERTER_ADDRESS, data: '0x12345678' }],
     } as never);
+    tracked.reverted = sendTransactionStatusId;
     await expect(sdkServerClient(sigil).pollTransactionStatus({ sendTransactionStatusId, pollingIntervalMs: 100, timeoutMs: 120_000 })).rejects.toThrow(
       /execution reverted: nope/,
     );
@@ -339,6 +380,40 @@ describe('get_nonces', () => {
     expect(await api.getNonces({ address: from, caip2: CAIP2 } as never)).toEqual({});
     await expect(api.getNonces({ address: from, caip2: CAIP2, gasStationNonce: true } as never)).rejects.toThrow(/not supported by this deployment/);
     await expect(api.getNonces({ address: from, caip2: 'eip155:137', nonce: true } as never)).rejects.toThrow(/SIGIL_EVM_RPC_137/);
+  });
+});
+
+describe('SEND_TRANSACTION_STATUS_UPDATES', () => {
+  /** The statuses delivered for one send, in order of arrival (a redelivery, at least once, counted once). */
+  async function delivered(id: string, last: string) {
+    for (;;) {
+      const mine = events.filter((e) => e.msg.sendTransactionStatusId === id);
+      if (mine.some((e) => e.msg.txStatus === last)) {
+        const seen = new Map<string, any>();
+        for (const e of mine) if (!seen.has(e.msg.idempotencyKey)) seen.set(e.msg.idempotencyKey, e);
+        return [...seen.values()];
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('every status change of a send is delivered, in order, signed, with what get_send_transaction_status answers', async () => {
+    const ok = await delivered(tracked.included!, 'INCLUDED');
+    expect(ok.map((e) => e.msg.txStatus)).toEqual(['INITIALIZED', 'BROADCASTING', 'INCLUDED']);
+    expect(ok.map((e) => e.msg.previousTxStatus)).toEqual([null, 'INITIALIZED', 'BROADCASTING']);
+    const status = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: tracked.included! });
+    for (const e of ok) {
+      expect(e).toMatchObject({
+        type: 'SEND_TRANSACTION_STATUS_UPDATES',
+        msg: { organizationId: orgId, caip2: CAIP2, from: from.toLowerCase(), eth: { txHash: status.eth!.txHash }, idempotencyKey: `${tracked.included}:${e.msg.txStatus}` },
+      });
+    }
+    const failed = await delivered(tracked.reverted!, 'FAILED');
+    expect(failed.map((e) => e.msg.txStatus)).toEqual(['INITIALIZED', 'BROADCASTING', 'FAILED']);
+    const reverted = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: tracked.reverted! });
+    expect(failed[2].msg.txError).toBe('execution reverted: nope');
+    expect(failed[2].msg.error).toEqual(reverted.error);
+    expect(badSignatures).toBe(0);
   });
 });
 

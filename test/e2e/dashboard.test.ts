@@ -14,6 +14,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Turnkey } from '@turnkey/sdk-server';
@@ -84,7 +86,16 @@ beforeAll(async () => {
   const port = await freePort();
   origin = `http://localhost:${port}`;
   const { dataDir, databaseUrl, env } = freshDeploymentEnv();
-  Object.assign(env, { SIGIL_WEBAUTHN_RP_ID: 'localhost', SIGIL_WEBAUTHN_ORIGINS: origin });
+  Object.assign(env, {
+    SIGIL_WEBAUTHN_RP_ID: 'localhost',
+    SIGIL_WEBAUTHN_ORIGINS: origin,
+    // The webhooks page's receiver on loopback, retried quickly (README "Webhooks").
+    SIGIL_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    SIGIL_WEBHOOK_RETRY_BASE_MS: '100',
+    SIGIL_WEBHOOK_RETRY_MAX_MS: '400',
+    SIGIL_WEBHOOK_POLL_MS: '50',
+    SIGIL_WEBHOOK_FAILING_AFTER: '2',
+  });
   const root = initDeployment(dataDir, env);
   const s = serve(dataDir, env, ['--port', String(port)]);
   const { url, authProxyUrl } = await s.ready;
@@ -430,6 +441,60 @@ describe('dashboard in Chromium', () => {
     expect(wallet).toContain('Count less than or equal 4');
     expect(wallet).toContain('rolling 1 day');
     await shoot('velocity-controls');
+  });
+
+  it('shows each webhook endpoint healthy or failing, with its last error and its deliveries', async () => {
+    await go('#/webhooks', 'Webhooks');
+    await page.locator('.empty').waitFor();
+    // A receiver on loopback: /ok accepts every delivery, /down answers 500 to each.
+    const receiver = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = req.url === '/ok' ? 200 : 500;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const port = (receiver.address() as AddressInfo).port;
+    try {
+      const http = new TurnkeyClient({ baseUrl: sigil.url }, new ApiKeyStamper({ apiPublicKey: sigil.root.apiPublicKey, apiPrivateKey: sigil.root.apiPrivateKey }));
+      const organizationId = sigil.root.organizationId;
+      const create = async (name: string, path: string) =>
+        (
+          await http.createWebhookEndpoint({
+            type: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT',
+            timestampMs: String(Date.now()),
+            organizationId,
+            parameters: { name, url: `http://127.0.0.1:${port}${path}`, subscriptions: [{ eventType: 'ACTIVITY_UPDATES', filtersJson: '{"filterByType":["ACTIVITY_TYPE_CREATE_WALLET"]}' }] },
+          })
+        ).activity.result.createWebhookEndpointResult!.endpointId;
+      const ok = await create('accepting receiver', '/ok');
+      const down = await create('refusing receiver', '/down');
+      await api().createWallet({ walletName: 'webhook trigger', accounts: [] });
+      const status = async (id: string) => ((await http.listWebhookEndpoints({ organizationId })).webhookEndpoints as any[]).find((e) => e.endpointId === id).deliveryStatus;
+      await expect.poll(async () => (await status(down)).status, { timeout: 60_000 }).toBe('FAILING');
+      await expect.poll(async () => (await status(ok)).deliveredDeliveries, { timeout: 60_000 }).toBe(1);
+
+      await page.reload();
+      await expect.poll(() => page.locator('.webhook-card').count()).toBe(2);
+      const failing = page.locator(`.webhook-card[data-endpoint-id="${down}"]`);
+      const healthy = page.locator(`.webhook-card[data-endpoint-id="${ok}"]`);
+      expect(await failing.locator('.webhook-status').textContent()).toBe('Failing');
+      expect(await failing.locator('.webhook-error').textContent()).toBe('the endpoint answered HTTP 500');
+      expect(await failing.locator('.webhook-counts').textContent()).toBe('0 delivered, 1 pending, 0 given up');
+      expect(await failing.textContent()).toContain(`http://127.0.0.1:${port}/down`);
+      expect(await failing.textContent()).toContain('ACTIVITY_UPDATES, filtered by {"filterByType":["ACTIVITY_TYPE_CREATE_WALLET"]}');
+      expect(await healthy.locator('.webhook-status').textContent()).toBe('Healthy');
+      expect(await healthy.locator('.webhook-counts').textContent()).toBe('1 delivered, 0 pending, 0 given up');
+      expect(await healthy.locator('.webhook-error').count()).toBe(0);
+      await shoot('webhooks');
+      for (const endpointId of [ok, down]) {
+        await http.deleteWebhookEndpoint({ type: 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT', timestampMs: String(Date.now()), organizationId, parameters: { endpointId } });
+      }
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it('signs in with an email code through the auth proxy (otp_init, otp_verify, stamp_login with X-Stamp-Attested)', async () => {

@@ -23,6 +23,7 @@ import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, SendTransactionRow } from '../../store/index.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { isUniqueViolation } from '../../store/index.js';
+import { enqueueWebhookEvent } from '../webhooks.js';
 import { parseForSigning, resolveSigningTarget, signParsedTransaction, type SigningTarget } from '../signing.js';
 
 export const TX_STATUS = {
@@ -50,22 +51,33 @@ export interface TxError {
   eth?: { revertChain: RevertChainEntry[] };
 }
 
-/** One status change, as a SEND_TRANSACTION_STATUS_UPDATES event carries it. */
+/**
+ * The body of a SEND_TRANSACTION_STATUS_UPDATES webhook event (Sigil's reading; Turnkey documents
+ * only `msg.idempotencyKey`): the status get_send_transaction_status would now answer, with what
+ * identifies the transaction. `idempotencyKey` is the send and the status, the same for every
+ * delivery of this change.
+ */
 export interface SendTransactionStatusEvent {
-  organizationId: string;
-  sendTransactionStatusId: string;
-  caip2: string;
-  from: string;
-  txHash: string;
-  nonce: number | null;
-  previousStatus: TxStatus | null;
-  txStatus: TxStatus;
-  error?: TxError;
-  at: number;
+  type: 'SEND_TRANSACTION_STATUS_UPDATES';
+  msg: {
+    idempotencyKey: string;
+    organizationId: string;
+    sendTransactionStatusId: string;
+    caip2: string;
+    from: string;
+    nonce: string | null;
+    previousTxStatus: TxStatus | null;
+    txStatus: TxStatus;
+    eth: { txHash: string };
+    txError?: string;
+    error?: TxError;
+    timestampMs: string;
+  };
 }
 
-/** What hears status changes inside the transaction that records them (the webhook outbox). */
-export type SendTransactionStatusListener = (repos: Repositories, event: SendTransactionStatusEvent) => Promise<void>;
+/** Order of the statuses within one send's events: a later status never goes out before an earlier one. */
+const STATUS_SEQUENCE: Record<TxStatus, number> = { INITIALIZED: 1, BROADCASTING: 2, INCLUDED: 3, FAILED: 3 };
+
 
 /** The parameters of eth_send_transaction V2 (v1EthSendTransactionIntentV2). */
 export interface EthSendTransactionParams {
@@ -157,24 +169,22 @@ export interface BroadcastingDeps {
   rpcSetting(caip2: string): string;
   pollIntervalMs: number;
   newId(): string;
+  /** Tells this process's webhook dispatcher that events were committed (it polls anyway). */
+  wakeWebhooks?: () => void;
   log?: { warn(obj: object, msg: string): void };
 }
 
 export class Broadcasting {
   private readonly rpcs = new Map<string, EvmRpc>();
-  private readonly listeners: SendTransactionStatusListener[] = [];
   /** policyContext and execute of one request share the transaction built for the policy. */
   private readonly prepared = new WeakMap<object, Promise<PreparedSend>>();
   private timer: NodeJS.Timeout | undefined;
+  /** Events were enqueued by a transaction of this process: wake the dispatcher once it committed. */
+  private pendingWake = false;
   private ticking: Promise<void> | undefined;
 
   constructor(private readonly deps: BroadcastingDeps) {
     for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new EvmRpc(url));
-  }
-
-  /** Hears every status change inside the transaction that records it (the webhook outbox's one call). */
-  onStatusChange(listener: SendTransactionStatusListener): void {
-    this.listeners.push(listener);
   }
 
   /** The chain's RPC client; a chain without one is refused, naming the setting. */
@@ -191,8 +201,9 @@ export class Broadcasting {
 
   /**
    * The one place a send's status changes: inserts it (from null) or moves it from `from` to `to`
-   * when it still is in `from`, and tells the listeners in the same transaction. False when another
-   * process recorded the change first.
+   * when it still is in `from`, and puts the SEND_TRANSACTION_STATUS_UPDATES event in the webhook
+   * outbox in the same transaction, so the change and its event commit together. False when another
+   * process recorded the change first (it also enqueued the event).
    */
   async recordSendTransactionStatus(
     repos: Repositories,
@@ -208,24 +219,44 @@ export class Broadcasting {
     } else if (!(await repos.sendTransactions.setStatus(row.id, from, to, { error, nonce: opts.nonce, at }))) {
       return false;
     }
+    const nonce = opts.nonce ?? row.nonce;
     const event: SendTransactionStatusEvent = {
-      organizationId: row.organization_id,
-      sendTransactionStatusId: row.id,
-      caip2: row.caip2,
-      from: row.from_address,
-      txHash: row.tx_hash,
-      nonce: opts.nonce ?? row.nonce,
-      previousStatus: from,
-      txStatus: to,
-      ...(opts.error ? { error: opts.error } : {}),
-      at,
+      type: 'SEND_TRANSACTION_STATUS_UPDATES',
+      msg: {
+        idempotencyKey: `${row.id}:${to}`,
+        organizationId: row.organization_id,
+        sendTransactionStatusId: row.id,
+        caip2: row.caip2,
+        from: row.from_address,
+        nonce: nonce === null ? null : String(nonce),
+        previousTxStatus: from,
+        txStatus: to,
+        eth: { txHash: row.tx_hash },
+        ...(opts.error ? { txError: opts.error.message, error: opts.error } : {}),
+        timestampMs: String(at),
+      },
     };
-    for (const listener of this.listeners) await listener(repos, event);
+    const queued = await enqueueWebhookEvent(repos, row.organization_id, 'SEND_TRANSACTION_STATUS_UPDATES', event, {
+      subject: `send-transaction:${row.id}`,
+      sequence: STATUS_SEQUENCE[to],
+      now: at,
+    });
+    if (queued > 0) this.pendingWake = true;
     return true;
   }
 
   private changeStatus(row: SendTransactionRow, from: TxStatus, to: TxStatus, opts: { error?: TxError; nonce?: number } = {}): Promise<boolean> {
-    return this.deps.transaction((repos) => this.recordSendTransactionStatus(repos, row, from, to, opts));
+    return this.transaction((repos) => this.recordSendTransactionStatus(repos, row, from, to, opts));
+  }
+
+  /** A transaction of this process's own; the webhook dispatcher hears of the events it committed. */
+  private async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    const result = await this.deps.transaction(fn);
+    if (this.pendingWake) {
+      this.pendingWake = false;
+      this.deps.wakeWebhooks?.();
+    }
+    return result;
   }
 
   /**
@@ -389,7 +420,7 @@ export class Broadcasting {
    */
   private writer(ctx: OperationContext): { inTransaction: boolean; run<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> } {
     const inTransaction = ctx.repos.sendTransactions !== this.deps.repos.sendTransactions;
-    return { inTransaction, run: (fn) => (inTransaction ? fn(ctx.repos) : this.deps.transaction(fn)) };
+    return { inTransaction, run: (fn) => (inTransaction ? fn(ctx.repos) : this.transaction(fn)) };
   }
 
   /**
@@ -408,7 +439,7 @@ export class Broadcasting {
         return;
       }
       if (!/already known|already imported|known transaction/i.test(err.message)) {
-        await this.deps.transaction(async (repos) => {
+        await this.transaction(async (repos) => {
           if (await this.recordSendTransactionStatus(repos, row, TX_STATUS.INITIALIZED, TX_STATUS.FAILED, { error: { message: `the node refused the transaction: ${err.message}` } })) {
             await this.giveBackNonce(repos, row);
           }
