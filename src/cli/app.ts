@@ -135,6 +135,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       // resuming after a restart from what the database holds.
       broadcasting: new Broadcasting({
         repos: store.repos,
+        background: store.background,
         transaction: (fn) => store.transaction(fn),
         rpcUrls: config.evmRpcUrls,
         rpcSetting: evmRpcSetting,

@@ -161,6 +161,8 @@ function revertError(entry: RevertChainEntry): TxError {
 
 export interface BroadcastingDeps {
   repos: Repositories;
+  /** What the tracker polls through (Store.background: off the request path's connections); `repos` if absent. */
+  background?: Repositories;
   /** Runs `fn` in one database transaction (Store.transaction). */
   transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
   /** CAIP-2 chain id → JSON-RPC URL (Config.evmRpcUrls). */
@@ -524,7 +526,7 @@ export class Broadcasting {
 
   /** One pass over the unfinished transactions. */
   async track(now = Date.now()): Promise<void> {
-    const rows = await this.deps.repos.sendTransactions.listByStatus(IN_FLIGHT, 500);
+    const rows = await (this.deps.background ?? this.deps.repos).sendTransactions.listByStatus(IN_FLIGHT, 500);
     for (const row of rows) {
       const rpc = this.rpcs.get(row.caip2);
       if (!rpc) continue;
