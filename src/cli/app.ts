@@ -6,7 +6,9 @@ import { pino, type Logger } from 'pino';
 import { decodedViewOf } from '../domain/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
 import { loadMasterKey } from '../barrier/master-key.js';
-import type { Config } from '../config/config.js';
+import { evmRpcSetting, type Config } from '../config/config.js';
+import { Broadcasting } from '../domain/keys/broadcasting.js';
+import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/context.js';
 import { loadDeployment } from '../domain/deployment.js';
 import { userRecords } from '../domain/users.js';
@@ -131,6 +133,19 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       appProofKey: new AppProofKey(),
       oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
       delivery: makeDelivery(config, logger, emailEventRecorder(store.repos)),
+      // EVM broadcasting; its tracker polls the chains' nodes for the transactions still in flight,
+      // resuming after a restart from what the database holds.
+      broadcasting: new Broadcasting({
+        repos: store.repos,
+        background: store.background,
+        transaction: (fn) => store.transaction(fn),
+        rpcUrls: config.evmRpcUrls,
+        rpcSetting: evmRpcSetting,
+        pollIntervalMs: config.evmPollIntervalMs,
+        newId,
+        wakeWebhooks: () => dispatcher.wake(),
+        log: logger,
+      }),
       webhooks: {
         checkDestination: async (url) => void (await webhookDestinations.check(url)),
         wake: () => dispatcher.wake(),
@@ -184,6 +199,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     await proxy.listen({ host: config.host, port: config.authProxyPort });
     dispatcher.start();
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
+    services.broadcasting?.start();
     return {
       pipeline,
       publicUrl: urlOf(api, config.host),
@@ -192,6 +208,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         // Stop accepting, let in-flight requests finish, then release the database.
         const drained = await drainServers([api, proxy], timeoutMs);
         onDrained?.(drained);
+        await services.broadcasting?.stop();
         // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
         await dispatcher.stop();
         await store.close();

@@ -120,6 +120,15 @@ export interface Config {
    */
   oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
   /**
+   * The JSON-RPC endpoint eth_send_transaction and friends use, per CAIP-2 chain (README
+   * "Broadcasting"): SIGIL_EVM_RPC_URLS, a JSON object {"eip155:1": "https://…"}, and
+   * SIGIL_EVM_RPC_<chain id> (SIGIL_EVM_RPC_11155111=https://…), which wins for its chain. A chain
+   * absent here is refused by name.
+   */
+  evmRpcUrls: Record<string, string>;
+  /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
+  evmPollIntervalMs: number;
+  /**
    * Webhook delivery (README "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
    * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
    * although not public, and allowed over plain http; empty by default. Retries: the delay after the
@@ -252,6 +261,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     shutdownTimeoutMs: int('SIGIL_SHUTDOWN_TIMEOUT_MS', env.SIGIL_SHUTDOWN_TIMEOUT_MS || undefined, 10_000),
     ...oidcConfig(env),
     testVelocityClockFile: testClock(env),
+    evmRpcUrls: evmRpcUrls(env),
+    evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
     webhooks: webhookConfig(env),
     oauth2Endpoints: {
       OAUTH2_PROVIDER_X: {
@@ -264,6 +275,34 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       },
     },
   };
+}
+
+/** Names the setting that configures a chain's RPC, for the error that refuses a chain without one. */
+export function evmRpcSetting(caip2: string): string {
+  const id = /^eip155:(\d+)$/.exec(caip2)?.[1] ?? '<chain id>';
+  return `SIGIL_EVM_RPC_${id} (or the "${caip2}" member of SIGIL_EVM_RPC_URLS)`;
+}
+
+function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (env.SIGIL_EVM_RPC_URLS) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(env.SIGIL_EVM_RPC_URLS);
+    } catch {
+      throw new Error('SIGIL_EVM_RPC_URLS must be a JSON object of CAIP-2 chain ids to http(s) URLs, e.g. {"eip155:1":"https://…"}');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('SIGIL_EVM_RPC_URLS must be a JSON object of CAIP-2 chain ids to http(s) URLs');
+    for (const [chain, url] of Object.entries(parsed)) {
+      if (!/^eip155:\d+$/.test(chain)) throw new Error(`SIGIL_EVM_RPC_URLS: "${chain}" is not an EVM CAIP-2 chain id (eip155:<number>)`);
+      out[chain] = httpUrl(`SIGIL_EVM_RPC_URLS["${chain}"]`, String(url))!;
+    }
+  }
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^SIGIL_EVM_RPC_(\d+)$/.exec(name);
+    if (m && value) out[`eip155:${m[1]}`] = httpUrl(name, value)!;
+  }
+  return out;
 }
 
 function webhookConfig(env: NodeJS.ProcessEnv): Config['webhooks'] {

@@ -5,6 +5,7 @@ import type { ApiKeyRow, AuthenticatorRow, OrganizationRow, Repositories, UserRo
 import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
 import type { AppProofKey } from '../crypto/app-proofs.js';
+import type { Broadcasting } from './keys/broadcasting.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -154,6 +155,8 @@ export interface Services {
   oidc: OidcVerifier;
   /** Email and SMS to users (OTP codes); absent in processes that send none. */
   delivery?: Delivery;
+  /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
+  broadcasting?: Broadcasting;
   /** Webhook destinations and the dispatcher; absent in processes that deliver none (the CLI). */
   webhooks?: WebhookServices;
 }
@@ -174,4 +177,9 @@ export interface OperationContext {
 export interface ActivityContext extends OperationContext {
   activityId: string;
   activityType: string;
+  /**
+   * The activity's fingerprint (its idempotency key): what an effect outside the database (a
+   * broadcast transaction) is keyed by, so two identical submissions racing each other cause it once.
+   */
+  fingerprint?: string;
 }

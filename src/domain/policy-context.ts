@@ -2,9 +2,10 @@
 // consensus keywords `approvers` and `credentials` built from the votes cast so far, and the
 // resource keywords (`wallet`, `wallet_account`, `private_key`, `eth.*`, `solana.tx`, `tron.tx`,
 // `bitcoin.tx`) of the signing and export activities that target them.
-import type { Activity, Credential, PolicyContext, User } from '../policy/index.js';
+import { caseInsensitive, type Activity, type Credential, type PolicyContext, type User } from '../policy/index.js';
 import type { Repositories, VoteRow } from '../store/index.js';
-import type { SigningTarget } from './signing.js';
+import { transactionPolicyKeywords, type parseForSigning, type SigningTarget } from './signing.js';
+import { decodeEthCallForPolicy } from './contract-interfaces.js';
 import { WEBAUTHN_CREDENTIAL_TYPE } from './authenticators.js';
 
 /** Version-agnostic kind: the type without `ACTIVITY_TYPE_` and a trailing `_V<n>` (§1.3). */
@@ -81,4 +82,23 @@ export async function signingTargetKeywords(repos: Repositories, organizationId:
   return {
     private_key: { id: key.id, tags: tags.get(key.id) ?? [], imported: key.imported === 1, exported: key.exported === 1, label: key.name },
   };
+}
+
+/**
+ * Everything a policy sees of a transaction signed with `target` (sign_transaction, and
+ * eth_send_transaction, which judges the transaction it builds exactly as sign_transaction would
+ * judge it): the key's keywords, the chain's `*.tx` keyword, and for an Ethereum call to a contract
+ * with an uploaded ABI the decoded call (§1.3 contract_call_args).
+ */
+export async function transactionPolicyContext(
+  repos: Repositories,
+  organizationId: string,
+  target: SigningTarget,
+  parsed: ReturnType<typeof parseForSigning>,
+): Promise<PolicyContext> {
+  const keywords = transactionPolicyKeywords(parsed);
+  const tx = keywords.eth?.tx;
+  const decoded = tx && tx.to && tx.data.length > 2 ? await decodeEthCallForPolicy(repos, organizationId, tx.to, tx.data, { address: caseInsensitive }) : undefined;
+  const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
+  return { ...(await signingTargetKeywords(repos, organizationId, target)), ...keywords, ...eth };
 }

@@ -3,18 +3,16 @@
 // @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9). With
 // generateAppProofs they carry the policy-outcome proof every activity gets (Turnkey documents no
 // proof type of signatures; the signature itself is in the result).
-import { signingTargetKeywords } from '../domain/policy-context.js';
+import { signingTargetKeywords, transactionPolicyContext } from '../domain/policy-context.js';
 import {
   parseForSigning,
   payloadPolicyKeywords,
   resolveSigningTarget,
   signParsedTransaction,
   signRawPayloads,
-  transactionPolicyKeywords,
 } from '../domain/signing.js';
-import { decodeEthCallForPolicy } from '../domain/contract-interfaces.js';
 import type { OperationContext } from '../domain/context.js';
-import { caseInsensitive, type PolicyContext } from '../policy/index.js';
+import type { PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';
 
 async function targetKeywords(ctx: OperationContext, signWith: string): Promise<PolicyContext> {
@@ -75,12 +73,7 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
   policyParams: (p) => ({ type: p.type }),
   policyContext: async (ctx, p) => {
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
-    const keywords = transactionPolicyKeywords(parseForSigning(target, p.type, p.unsignedTransaction));
-    const tx = keywords.eth?.tx;
-    // An uploaded ABI for the called contract decodes the call for policies (§1.3 contract_call_args).
-    const decoded = tx && tx.to && tx.data.length > 2 ? await decodeEthCallForPolicy(ctx.repos, ctx.organization.id, tx.to, tx.data, { address: caseInsensitive }) : undefined;
-    const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
-    return { ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...keywords, ...eth };
+    return transactionPolicyContext(ctx.repos, ctx.organization.id, target, parseForSigning(target, p.type, p.unsignedTransaction));
   },
   execution: 'pure',
   execute: async (ctx, p) => {

@@ -294,7 +294,7 @@ export class ActivityRunner {
         await store.commitRecords(records(mfaWrite));
       } else if (decl.prepare) {
         // The slow part reads only; its writes join the grouped commit that records the activity.
-        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
+        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type, fingerprint };
         const prepared = await decl.prepare(ctx, params);
         complete(prepared.result, ctx);
         await store.commitRecords(
@@ -306,7 +306,7 @@ export class ActivityRunner {
       } else if (decl.execution === 'pure') {
         // Reads and computation happen first; the finished activity is then recorded durably
         // before the answer leaves. A crash in between loses a result nobody has seen.
-        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type };
+        const ctx: ActivityContext = { ...base, repos: reads, activityId, activityType: binding.type, fingerprint };
         complete(await decl.execute(ctx, params), ctx);
         await store.commitRecords(records(mfaWrite));
       } else {
@@ -317,7 +317,7 @@ export class ActivityRunner {
           await repos.activities.insertVote(vote);
           for (const e of evaluations) await repos.policyEvaluations.insert(e);
           await mfaWrite?.(repos);
-          const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type };
+          const ctx: ActivityContext = { ...base, repos, activityId, activityType: binding.type, fingerprint };
           complete(await decl.execute(ctx, params), ctx);
           await repos.activities.finish(activityId, { status: row.status, result: row.result, appProofs: row.app_proofs }, base.now);
           appendAudit(repos, activityEntry({ row, operation: decl.path, vote, actor: actorOf(base.caller) }));
@@ -631,7 +631,7 @@ export class ActivityRunner {
       await repos.activities.finishWaiting(target.id, waiting, { status: ActivityStatus.FAILED, failure: failureOf(outcome.error) }, base.now);
       return;
     }
-    const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type };
+    const ctx: ActivityContext = { ...base, caller: submitter, repos, activityId: target.id, activityType: target.type, fingerprint: target.fingerprint };
     try {
       const result = await repos.savepoint(() => operation.decl.execute(ctx, params));
       // It executed: it counts (a failed execution, caught below, does not).

@@ -33,6 +33,7 @@ import * as m020 from './migrations/020_session_profiles.js';
 import * as m021 from './migrations/021_secrets.js';
 import * as m022 from './migrations/022_invitations_email_events.js';
 import * as m023 from './migrations/023_webhooks.js';
+import * as m024 from './migrations/024_send_transactions.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021_secrets': m021,
   '022_invitations_email_events': m022,
   '023_webhooks': m023,
+  '024_send_transactions': m024,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -39,6 +39,7 @@ import { SecretsRepo } from './repositories/secrets.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 import { InvitationsRepo } from './repositories/invitations.js';
 import { EmailEventsRepo } from './repositories/email-events.js';
+import { SendTransactionsRepo } from './repositories/send-transactions.js';
 import { WebhooksRepo } from './repositories/webhooks.js';
 
 export { isUniqueViolation } from './db.js';
@@ -70,6 +71,7 @@ export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
 export type { InvitationRow } from './repositories/invitations.js';
 export type { EmailEventRow } from './repositories/email-events.js';
+export type { SendTransactionRow } from './repositories/send-transactions.js';
 export type { OutboxState, WebhookDeliveryRow, WebhookEndpointRow } from './repositories/webhooks.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
 
@@ -113,6 +115,7 @@ export interface Repositories {
   mfaPolicies: MfaPoliciesRepo;
   invitations: InvitationsRepo;
   emailEvents: EmailEventsRepo;
+  sendTransactions: SendTransactionsRepo;
   webhooks: WebhooksRepo;
 }
 
@@ -159,6 +162,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     mfaPolicies: new MfaPoliciesRepo(db),
     invitations: new InvitationsRepo(db),
     emailEvents: new EmailEventsRepo(db),
+    sendTransactions: new SendTransactionsRepo(db),
     webhooks: new WebhooksRepo(db),
   };
 }

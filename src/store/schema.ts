@@ -142,6 +142,8 @@ export interface Database {
   email_events: EmailEventTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
+  send_transactions: SendTransactionTable;
+  evm_nonces: EvmNonceTable;
 }
 
 export interface WalletTable {
@@ -601,4 +603,31 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+}
+
+/** A broadcast transaction and where it stands (migration 024). Addresses lowercase 0x hex. */
+export interface SendTransactionTable {
+  id: string;
+  organization_id: string;
+  caip2: string;
+  from_address: string;
+  /** Null until known (a raw transaction's nonce is read from the node after the broadcast). */
+  nonce: number | null;
+  tx_hash: string;
+  /** 0x hex of the signed transaction. */
+  signed_transaction: string;
+  status: string;
+  /** v1TxError as JSON, once FAILED. */
+  error: string | null;
+  /** The fingerprint of the activity that sent it; unique per organization. */
+  activity_fingerprint: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The next nonce Sigil hands out for one address on one chain: the row an allocation locks. */
+export interface EvmNonceTable {
+  caip2: string;
+  address: string;
+  next_nonce: number;
 }

@@ -311,3 +311,42 @@ export function signEthereumTransaction(unsigned: string | EthereumTransaction, 
   const sig = callSecp256k1Signer('ethereum', signer, tx.signingHash);
   return serializeSignedEthereumTransaction(tx, sig);
 }
+
+/** The fields of an EIP-1559 transaction Sigil builds itself (eth_send_transaction). */
+export interface Eip1559Fields {
+  chainId: bigint;
+  nonce: bigint;
+  maxPriorityFeePerGas: bigint;
+  maxFeePerGas: bigint;
+  gas: bigint;
+  /** 0x + 40 hex; null for contract creation. */
+  to: string | null;
+  value: bigint;
+  /** 0x hex ('0x' when empty). */
+  data: string;
+}
+
+/**
+ * The unsigned serialization of an EIP-1559 transaction (0x02 || rlp([...9 fields])), 0x-prefixed:
+ * the form sign_transaction takes, so a transaction Sigil builds is parsed, judged and signed by the
+ * same code as one a client sends.
+ */
+export function serializeUnsignedEip1559(f: Eip1559Fields): string {
+  const fields: RlpItem[] = [
+    bigIntToMinimalBytes(f.chainId),
+    bigIntToMinimalBytes(f.nonce),
+    bigIntToMinimalBytes(f.maxPriorityFeePerGas),
+    bigIntToMinimalBytes(f.maxFeePerGas),
+    bigIntToMinimalBytes(f.gas),
+    f.to === null ? new Uint8Array(0) : hexToBytes('ethereum', f.to),
+    bigIntToMinimalBytes(f.value),
+    f.data === '' || f.data === '0x' ? new Uint8Array(0) : hexToBytes('ethereum', f.data),
+    [],
+  ];
+  return '0x' + toHex(concat(Uint8Array.of(2), rlpEncode(fields)));
+}
+
+/** The hash a signed transaction is known by on chain: keccak256 of its serialization, 0x hex. */
+export function ethereumTransactionHash(signedHex: string): string {
+  return '0x' + toHex(keccak_256(hexToBytes('ethereum', signedHex)));
+}

@@ -1,0 +1,88 @@
+// Broadcasting operations (issue 18; swagger: eth_send_transaction V2 and its older
+// ACTIVITY_TYPE_ETH_SEND_TRANSACTION, eth_send_raw_transaction, get_send_transaction_status,
+// get_nonces). The rules are in src/domain/keys/broadcasting.ts; README "Broadcasting".
+//
+// eth_send_transaction is resource PRIVATE_KEY / SIGN like every signing activity (semantics §1.3),
+// and its policy keywords are those sign_transaction would give the unsigned transaction it builds
+// (transactionPolicyContext): a policy that denies signing a transaction denies sending it.
+// eth_send_raw_transaction signs nothing; it is governed as PRIVATE_KEY / SIGN too (recorded as
+// deliberate in test/vectors/activity-resources.json), so whoever may send may broadcast, and
+// policies tell the two apart by activity.type.
+import type { OperationContext } from '../domain/context.js';
+import { transactionPolicyContext } from '../domain/policy-context.js';
+import { notSupported, type Broadcasting, type EthSendTransactionParams } from '../domain/keys/broadcasting.js';
+import { invalid } from '../errors/errors.js';
+import { defineActivity, defineQuery } from './define.js';
+
+function broadcasting(ctx: OperationContext): Broadcasting {
+  if (!ctx.services.broadcasting) throw notSupported('broadcasting');
+  return ctx.services.broadcasting;
+}
+
+/** v1EthSendTransactionIntent (the older type): one call, flat. */
+interface EthSendTransactionParamsV1 extends Omit<EthSendTransactionParams, 'calls'> {
+  to: string;
+  value?: string;
+  data?: string;
+}
+
+export const ethSendTransactionOp = defineActivity<EthSendTransactionParams, { sendTransactionStatusId: string }>({
+  path: 'eth_send_transaction',
+  type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
+  aliases: [
+    {
+      type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION',
+      parameters: ['v1EthSendTransactionIntent', 'v1EthSendTransactionIntentV2'],
+      result: 'ethSendTransactionResult',
+      adapt: (p: EthSendTransactionParamsV1 | EthSendTransactionParams) => {
+        if ('calls' in p && Array.isArray(p.calls)) return p;
+        const { to, value, data, ...rest } = p as EthSendTransactionParamsV1;
+        return { ...rest, calls: [{ to, value, data }] };
+      },
+    },
+  ],
+  result: 'ethSendTransactionResultV2',
+  policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyContext: async (ctx, p) => {
+    const prepared = await broadcasting(ctx).prepare(ctx, p);
+    return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
+  },
+  execution: 'pure',
+  execute: async (ctx, p) => {
+    const b = broadcasting(ctx);
+    return { sendTransactionStatusId: await b.send(ctx, await b.prepare(ctx, p)) };
+  },
+});
+
+export const ethSendRawTransactionOp = defineActivity<{ signedTransaction: string; caip2: string }, { transactionHash: string }>({
+  path: 'eth_send_raw_transaction',
+  type: 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION',
+  result: 'ethSendRawTransactionResult',
+  policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyContext: async (ctx, p) => {
+    // Refuse an unconfigured chain before anything is recorded.
+    broadcasting(ctx).rpc(p.caip2);
+    return {};
+  },
+  execution: 'pure',
+  execute: async (ctx, p) => ({ transactionHash: (await broadcasting(ctx).sendRaw(ctx, p.caip2, p.signedTransaction)).transactionHash }),
+});
+
+export const getSendTransactionStatusOp = defineQuery<{ organizationId: string; sendTransactionStatusId: string }, unknown>({
+  path: 'get_send_transaction_status',
+  request: 'v1GetSendTransactionStatusRequest',
+  execute: (ctx, body) => broadcasting(ctx).status(ctx.repos, ctx.organization.id, body.sendTransactionStatusId),
+});
+
+export const getNoncesOp = defineQuery<{ organizationId: string; address: string; caip2: string; nonce?: boolean; gasStationNonce?: boolean }, { nonce?: string }>({
+  path: 'get_nonces',
+  request: 'v1GetNoncesRequest',
+  execute: async (ctx, body) => {
+    if (body.gasStationNonce === true) throw notSupported('gasStationNonce (Gas Station sponsorship)');
+    const b = broadcasting(ctx);
+    b.rpc(body.caip2);
+    if (!/^0x[0-9a-fA-F]{40}$/.test(body.address)) throw invalid(`address must be a 0x-prefixed 20-byte hex address, got "${body.address.slice(0, 80)}"`);
+    if (body.nonce !== true) return {};
+    return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase(), ctx.repos)) };
+  },
+});
