@@ -459,25 +459,25 @@ export class ActivityRunner {
     const operation = this.deps.registry.byType.get(target.type);
     if (!operation || !target.pending_parameters || ctx.caller.organizationId !== target.organization_id) return false;
     try {
-      const params = JSON.parse(this.deps.services.barrier.open(target.pending_parameters, PENDING_AT(target.id)).toString('utf8'));
-      const submitter = await this.submitterOf(ctx.repos, target, votes);
-      const voter = this.voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now);
-      return await includedInConsensus({
-        repos: ctx.repos,
-        decl: operation.decl,
-        type: target.type,
-        org: ctx.organization,
-        submitter,
-        params,
-        votes,
-        now: ctx.now,
-        hookContext: { ...ctx, caller: submitter },
-        voter,
-      });
+      const input = await this.waitingInput(ctx.repos, target, operation.decl, ctx, votes);
+      return await includedInConsensus({ ...input, voter: this.voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now) });
     } catch {
       // A submitter's credential gone, say: a vote would be refused too.
       return false;
     }
+  }
+
+  /** A waiting activity judged as its submitter's, with its sealed parameters opened and `votes` so far. */
+  private async waitingInput(
+    repos: Repositories,
+    target: ActivityRow,
+    decl: ActivityDeclaration,
+    base: Omit<OperationContext, 'repos'>,
+    votes: VoteRow[],
+  ): Promise<DecisionInput & { params: Record<string, unknown>; submitter: Caller }> {
+    const params = JSON.parse(this.deps.services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
+    const submitter = await this.submitterOf(repos, target, votes);
+    return { repos, decl, type: target.type, org: base.organization, submitter, params, votes, now: base.now, hookContext: { ...base, caller: submitter, repos } };
   }
 
   /** Inside a vote's transaction: the decision on a waiting activity, as its submitter, with its velocity controls measured under lock. */
@@ -488,19 +488,8 @@ export class ActivityRunner {
     base: Omit<OperationContext, 'repos'>,
     votes: VoteRow[],
   ) {
-    const params = JSON.parse(this.deps.services.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
-    const submitter = await this.submitterOf(repos, target, votes);
-    const decision: DecisionInput = {
-      repos,
-      decl: operation.decl,
-      type: target.type,
-      org: base.organization,
-      submitter,
-      params,
-      votes,
-      now: base.now,
-      hookContext: { ...base, caller: submitter, repos },
-    };
+    const decision = await this.waitingInput(repos, target, operation.decl, base, votes);
+    const { params, submitter } = decision;
     // Velocity controls: measured under their groups' locks, held until this transaction ends, so
     // the activity is judged and, if it executes, counted as one step (velocity-limits.ts).
     const measured = await this.measureLocked(decision);
