@@ -128,7 +128,11 @@ export function webhookEndpointRecord(row: WebhookEndpointRow) {
  * Sigil's addition to v1WebhookEndpointData in list_webhook_endpoints (README "Webhooks"): how
  * deliveries to the endpoint go. FAILING once `failingSince` is set (that many attempts in a row failed).
  */
-export function deliveryStatusOf(row: WebhookEndpointRow, counts: { pending: number; delivered: number; dead: number } | undefined) {
+export function deliveryStatusOf(
+  row: WebhookEndpointRow,
+  counts: { pending: number; delivered: number; dead: number } | undefined,
+  recent: WebhookDeliveryRow[] = [],
+) {
   return {
     status: row.failing_since != null ? 'FAILING' : 'HEALTHY',
     consecutiveFailures: Number(row.consecutive_failures),
@@ -138,6 +142,27 @@ export function deliveryStatusOf(row: WebhookEndpointRow, counts: { pending: num
     pendingDeliveries: counts?.pending ?? 0,
     deliveredDeliveries: counts?.delivered ?? 0,
     abandonedDeliveries: counts?.dead ?? 0,
+    recentDeliveries: recent.map(recentDelivery),
+  };
+}
+
+/** How many of an endpoint's latest deliveries list_webhook_endpoints shows. */
+export const RECENT_DELIVERIES = 10;
+
+const DELIVERY_STATES = { pending: 'PENDING', delivered: 'DELIVERED', dead: 'GIVEN_UP' } as const;
+
+/** One delivery as list_webhook_endpoints shows it: what, about which thing, and how it went; never its body. */
+function recentDelivery(d: WebhookDeliveryRow) {
+  return {
+    deliveryId: d.id,
+    eventType: d.event_type,
+    subject: d.subject,
+    state: DELIVERY_STATES[d.state],
+    attempts: Number(d.attempts),
+    ...(d.last_error ? { lastError: d.last_error } : {}),
+    createdAt: timestamp(Number(d.created_at)),
+    ...(d.delivered_at != null ? { deliveredAt: timestamp(Number(d.delivered_at)) } : {}),
+    ...(d.state === 'pending' ? { nextAttemptAt: timestamp(Number(d.next_attempt_at)) } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   deliveryStatusOf,
+  RECENT_DELIVERIES,
   prepareCreateWebhookEndpoint,
   prepareUpdateWebhookEndpoint,
   updateWebhookEndpoint,
@@ -54,7 +55,8 @@ export const listWebhookEndpointsOp = defineQuery<{ organizationId: string }, un
   request: 'v1ListWebhookEndpointsRequest',
   execute: async (ctx) => {
     const rows = await ctx.repos.webhooks.listEndpoints(ctx.organization.id);
-    const counts = await ctx.repos.webhooks.deliveryCounts(rows.map((r) => r.id));
-    return { webhookEndpoints: rows.map((r) => ({ ...webhookEndpointRecord(r), deliveryStatus: deliveryStatusOf(r, counts.get(r.id)) })) };
+    const ids = rows.map((r) => r.id);
+    const [counts, recent] = [await ctx.repos.webhooks.deliveryCounts(ids), await ctx.repos.webhooks.recentDeliveries(ids, RECENT_DELIVERIES)];
+    return { webhookEndpoints: rows.map((r) => ({ ...webhookEndpointRecord(r), deliveryStatus: deliveryStatusOf(r, counts.get(r.id), recent.get(r.id)) })) };
   },
 });

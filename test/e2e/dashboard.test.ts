@@ -409,6 +409,13 @@ describe('dashboard in Chromium', () => {
       expect(await healthy.locator('.webhook-status').textContent()).toBe('Healthy');
       expect(await healthy.locator('.webhook-counts').textContent()).toBe('1 delivered, 0 pending, 0 given up');
       expect(await healthy.locator('.webhook-error').count()).toBe(0);
+      // Each delivery one by one: the accepted one delivered, the refused one pending with its error.
+      expect(await healthy.locator('.webhook-delivery-state').allTextContents()).toEqual(['Delivered']);
+      expect(await failing.locator('.webhook-delivery-state').allTextContents()).toEqual(['Pending']);
+      expect(await failing.locator('.webhook-delivery').textContent()).toContain('the endpoint answered HTTP 500');
+      const [recent] = (await status(ok)).recentDeliveries;
+      expect(recent).toMatchObject({ eventType: 'ACTIVITY_UPDATES', state: 'DELIVERED', attempts: 1 });
+      expect(await healthy.locator('.webhook-delivery').textContent()).toContain(recent.subject);
       await shoot('webhooks');
       for (const endpointId of [ok, down]) {
         await http.deleteWebhookEndpoint({ type: 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT', timestampMs: String(Date.now()), organizationId, parameters: { endpointId } });

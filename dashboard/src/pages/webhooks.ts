@@ -2,14 +2,34 @@
 // (list_webhook_endpoints) with its URL, subscriptions and filters, and how its deliveries go, from
 // the record's `deliveryStatus` (a Sigil addition, README "Webhooks"): healthy or failing (said in
 // words, not by colour alone), failed attempts in a row, the last error, the last delivery, and the
-// deliveries pending, delivered and given up.
+// deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
+// state, attempts, error).
 import type { Json } from '../api.js';
 import type { PageContext } from '../app.js';
-import { empty, facts, h, heading, loading, mono, replace, time } from '../dom.js';
+import { empty, facts, h, heading, loading, mono, pretty, replace, time } from '../dom.js';
 
 function subscriptionText(s: Json): string {
   const paused = s.isActive === false ? ' (paused)' : '';
   return s.filtersJson ? `${s.eventType}${paused}, filtered by ${s.filtersJson}` : `${s.eventType}${paused}`;
+}
+
+/** The endpoint's latest deliveries, newest first (deliveryStatus.recentDeliveries). */
+function recentDeliveries(recent: Json[]): HTMLElement {
+  if (!recent.length) return empty('No deliveries yet.');
+  const cols = ['Event', 'Subject', 'State', 'Attempts', 'Created', 'Last error'];
+  const rows = recent.map((r) =>
+    h(
+      'tr',
+      { className: 'webhook-delivery', 'data-delivery-id': r.deliveryId },
+      h('td', { 'data-label': 'Event' }, r.eventType),
+      h('td', { 'data-label': 'Subject' }, mono(r.subject)),
+      h('td', { 'data-label': 'State', className: 'webhook-delivery-state' }, pretty(r.state, '')),
+      h('td', { 'data-label': 'Attempts' }, String(r.attempts)),
+      h('td', { 'data-label': 'Created' }, time(r.createdAt)),
+      h('td', { 'data-label': 'Last error' }, r.lastError ?? ''),
+    ),
+  );
+  return h('div', { className: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows)));
 }
 
 export async function webhooksPage(ctx: PageContext): Promise<void> {
@@ -38,6 +58,8 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
           ...(d.lastError ? ([['Last error', h('span', { className: 'webhook-error' }, d.lastError)]] as [string, HTMLElement][]) : []),
           ['ID', mono(e.endpointId)],
         ]),
+        h('h3', {}, 'Recent deliveries'),
+        recentDeliveries((d.recentDeliveries ?? []) as Json[]),
       ),
     );
   }

@@ -197,6 +197,16 @@ export class WebhooksRepo {
     return out;
   }
 
+  /** The latest `limit` deliveries of each endpoint, newest first (list_webhook_endpoints' recent deliveries). */
+  async recentDeliveries(endpointIds: string[], limit: number): Promise<Map<string, WebhookDeliveryRow[]>> {
+    const out = new Map<string, WebhookDeliveryRow[]>();
+    // One indexed read per endpoint; an organization holds few endpoints (MAX_WEBHOOK_ENDPOINTS).
+    for (const id of endpointIds) {
+      out.set(id, await this.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute());
+    }
+    return out;
+  }
+
   async outboxState(): Promise<OutboxState> {
     const r = await this.db
       .selectFrom('webhook_deliveries')
