@@ -8,9 +8,14 @@
 // eth_send_raw_transaction signs nothing; it is governed as PRIVATE_KEY / SIGN too (recorded as
 // deliberate in test/vectors/activity-resources.json), so whoever may send may broadcast, and
 // policies tell the two apart by activity.type.
+// eth_undelegate_7702 sends, through the same machinery, the EIP-7702 transaction that clears the
+// sender's delegation; it is judged as sign_transaction of that transaction (PRIVATE_KEY / SIGN).
+// list_supported_assets and get_wallet_address_balances read the chains configured for broadcasting
+// (src/domain/keys/assets.ts).
 import type { OperationContext } from '../domain/context.js';
 import { transactionPolicyContext } from '../domain/policy-context.js';
-import { notSupported, type Broadcasting, type EthSendTransactionParams } from '../domain/keys/broadcasting.js';
+import { notSupported, type Broadcasting, type EthSendTransactionParams, type EthUndelegate7702Params } from '../domain/keys/broadcasting.js';
+import { supportedAssets, walletAddressBalances } from '../domain/keys/assets.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -85,4 +90,35 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
     if (body.nonce !== true) return {};
     return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase(), ctx.repos)) };
   },
+});
+
+export const ethUndelegate7702Op = defineActivity<EthUndelegate7702Params, { sendTransactionStatusId: string }>({
+  path: 'eth_undelegate_7702',
+  type: 'ACTIVITY_TYPE_ETH_UNDELEGATE_7702',
+  // @turnkey/sdk-server's generated ethUndelegate7702 (8.2.1) submits this spelling, which no
+  // swagger has; accepted so the SDK's method works, and recorded as the real type (README "Broadcasting").
+  aliases: [{ type: 'ACTIVITY_TYPE_ETH_UNDELEGATE7702', spelling: true }],
+  result: 'ethUndelegate7702Result',
+  policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyContext: async (ctx, p) => {
+    const prepared = await broadcasting(ctx).prepareUndelegation(ctx, p);
+    return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
+  },
+  execution: 'pure',
+  execute: async (ctx, p) => {
+    const b = broadcasting(ctx);
+    return { sendTransactionStatusId: await b.send(ctx, await b.prepareUndelegation(ctx, p)) };
+  },
+});
+
+export const listSupportedAssetsOp = defineQuery<{ organizationId: string; caip2: string }, { assets: unknown[] }>({
+  path: 'list_supported_assets',
+  request: 'v1ListSupportedAssetsRequest',
+  execute: async (ctx, body) => ({ assets: supportedAssets(ctx.services.broadcasting, body.caip2) }),
+});
+
+export const getWalletAddressBalancesOp = defineQuery<{ organizationId: string; address: string; caip2: string }, { balances: unknown[] }>({
+  path: 'get_wallet_address_balances',
+  request: 'v1GetWalletAddressBalancesRequest',
+  execute: async (ctx, body) => ({ balances: await walletAddressBalances(ctx, ctx.services.broadcasting, body.address, body.caip2) }),
 });
