@@ -167,8 +167,23 @@ describe('eth_undelegate_7702', () => {
     expect(await chain.getCode({ address: account })).toBe(`0xef0100${DELEGATE.slice(2).toLowerCase()}`);
 
     // Undelegate.
-    const { sendTransactionStatusId } = await sdkServerClient(sigil).ethUndelegate7702({ from: account, caip2: CAIP2 } as never);
+    // Blocks are mined by hand meanwhile, so the undelegation is in the node's pool (in flight) when
+    // the next nonce is asked for: it is the one after the undelegation's two (its authorization
+    // uses the second), where the node's pending count says only one.
+    await test.setAutomine(false);
+    let sendTransactionStatusId: string;
+    try {
+      ({ sendTransactionStatusId } = await sdkServerClient(sigil).ethUndelegate7702({ from: account, caip2: CAIP2 } as never));
+      expect(await chain.getTransactionCount({ address: account, blockTag: 'pending' })).toBe(nonce + 3);
+      expect((await sdkServerClient(sigil).getNonces({ address: account, caip2: CAIP2, nonce: true } as never)).nonce).toBe(String(nonce + 4));
+      await test.mine({ blocks: 1 });
+    } finally {
+      await test.setAutomine(true);
+    }
     await sdkServerClient(sigil).pollTransactionStatus({ sendTransactionStatusId, pollingIntervalMs: 100, timeoutMs: 120_000 });
+    const next = await sdkServerClient(sigil).ethSendTransaction({ from: account, caip2: CAIP2, calls: [{ to: '0x000000000000000000000000000000000000a5a5', value: '3' }] } as never);
+    await sdkServerClient(sigil).pollTransactionStatus({ sendTransactionStatusId: next.sendTransactionStatusId, pollingIntervalMs: 100, timeoutMs: 120_000 });
+    expect(await chain.getBalance({ address: '0x000000000000000000000000000000000000a5a5' })).toBe(3n);
     const status = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId });
     expect(status.txStatus).toBe('INCLUDED');
     // Submitted by the SDK as ACTIVITY_TYPE_ETH_UNDELEGATE7702, recorded under the swagger's type.
@@ -186,7 +201,7 @@ describe('eth_undelegate_7702', () => {
     expect(tx.authorizationList![0].address.toLowerCase()).toBe('0x0000000000000000000000000000000000000000');
     expect(tx.authorizationList![0].nonce).toBe(nonce + 3);
     expect(tx.authorizationList![0].chainId).toBe(anvil.chainId);
-    expect(await chain.getTransactionCount({ address: account })).toBe(nonce + 4);
+    expect(await chain.getTransactionCount({ address: account })).toBe(nonce + 5);
   });
 
   it('a policy that denies signing the transaction denies the undelegation, and nothing goes out', async () => {

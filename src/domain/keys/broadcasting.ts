@@ -108,6 +108,11 @@ export interface PreparedSend {
    * with that nonce (eth_undelegate_7702: the authorization, signed only then, carries nonce + 1).
    */
   unsignedAt?: (nonce: bigint) => string;
+  /**
+   * How many of the sender's nonces the transaction uses: 2 for a set-code transaction carrying the
+   * sender's own authorization (EIP-7702 increments the authority's nonce too), else 1.
+   */
+  noncesUsed?: bigint;
 }
 
 /** The parameters of eth_undelegate_7702 (v1EthUndelegate7702Intent). */
@@ -298,19 +303,19 @@ export class Broadcasting {
    * left out; computed once per request (policyContext and execute share it).
    */
   prepare(ctx: OperationContext, p: EthSendTransactionParams): Promise<PreparedSend> {
-    let pending = this.prepared.get(p);
-    if (!pending) {
-      pending = this.build(ctx, p);
-      this.prepared.set(p, pending);
-    }
-    return pending;
+    return this.once(p, () => this.build(ctx, p));
   }
 
-  /** The same for eth_undelegate_7702, sharing the cache. */
+  /** The same for eth_undelegate_7702. */
   prepareUndelegation(ctx: OperationContext, p: EthUndelegate7702Params): Promise<PreparedSend> {
+    return this.once(p, () => this.buildUndelegation(ctx, p));
+  }
+
+  /** One build per request's parameters object. */
+  private once(p: object, build: () => Promise<PreparedSend>): Promise<PreparedSend> {
     let pending = this.prepared.get(p);
     if (!pending) {
-      pending = this.buildUndelegation(ctx, p);
+      pending = build();
       this.prepared.set(p, pending);
     }
     return pending;
@@ -348,7 +353,7 @@ export class Broadcasting {
     // Judged with an unsigned authorization: the key is opened only after the policy allowed it.
     const parsed = parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', withAuthorization(nonce, { yParity: 0n, r: 0n, s: 0n }));
     const unsignedAt = (n: bigint) => withAuthorization(n, signEip7702Authorization(target, { chainId, address: ZERO_ADDRESS, nonce: n + 1n }));
-    return { caip2: p.caip2, from, target, fields, callerNonce: callerNonce !== undefined, parsed, unsignedAt };
+    return { caip2: p.caip2, from, target, fields, callerNonce: callerNonce !== undefined, parsed, unsignedAt, noncesUsed: 2n };
   }
 
   private async build(ctx: OperationContext, p: EthSendTransactionParams): Promise<PreparedSend> {
@@ -471,7 +476,8 @@ export class Broadcasting {
           ? prepared.parsed
           : parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', serializeUnsignedEip1559({ ...prepared.fields, nonce }));
       const signed = '0x' + signParsedTransaction(target, parsed);
-      if (stored === undefined || BigInt(stored) <= nonce) await repos.sendTransactions.setNextNonce(caip2, from, Number(nonce + 1n));
+      const next = nonce + (prepared.noncesUsed ?? 1n);
+      if (stored === undefined || BigInt(stored) < next) await repos.sendTransactions.setNextNonce(caip2, from, Number(next));
       const record: SendTransactionRow = {
         id,
         organization_id: ctx.organization.id,
