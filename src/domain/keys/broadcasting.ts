@@ -6,6 +6,8 @@
 // out from the chain's node (nonce, gas limit by eth_estimateGas, fees from the latest base fee and
 // the node's priority fee), and hands its unsigned serialization to the same parse, policy keywords
 // and signing as sign_transaction. It is then broadcast and tracked to inclusion or failure.
+// eth_undelegate_7702 (v1EthUndelegate7702Intent) builds an EIP-7702 transaction the same way and
+// goes through the same nonce allocation, signing, tracking and events.
 //
 // Statuses (txStatus): INITIALIZED (signed, recorded, not yet accepted by the node), BROADCASTING
 // (accepted, waiting for a block), INCLUDED (mined and succeeded), FAILED (refused by the node,
