@@ -141,6 +141,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         transaction: (fn) => store.transaction(fn),
         rpcUrls: config.evmRpcUrls,
         rpcSetting: evmRpcSetting,
+        assets: config.evmAssets,
         pollIntervalMs: config.evmPollIntervalMs,
         newId,
         wakeWebhooks: () => dispatcher.wake(),

@@ -126,6 +126,11 @@ export interface Config {
    * absent here is refused by name.
    */
   evmRpcUrls: Record<string, string>;
+  /**
+   * The ERC-20 tokens list_supported_assets and get_wallet_address_balances know of, per CAIP-2
+   * chain (SIGIL_EVM_ASSETS, README "Broadcasting"); each listed chain must have an RPC URL.
+   */
+  evmAssets: Record<string, EvmAssetSetting[]>;
   /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
   evmPollIntervalMs: number;
   /**
@@ -262,6 +267,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     ...oidcConfig(env),
     testVelocityClockFile: testClock(env),
     evmRpcUrls: evmRpcUrls(env),
+    evmAssets: evmAssets(env, evmRpcUrls(env)),
     evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
     webhooks: webhookConfig(env),
     oauth2Endpoints: {
@@ -301,6 +307,59 @@ function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
   for (const [name, value] of Object.entries(env)) {
     const m = /^SIGIL_EVM_RPC_(\d+)$/.exec(name);
     if (m && value) out[`eip155:${m[1]}`] = httpUrl(name, value)!;
+  }
+  return out;
+}
+
+/** One ERC-20 token of SIGIL_EVM_ASSETS (v1AssetMetadata's fields, its address lower-case). */
+export interface EvmAssetSetting {
+  address: string;
+  symbol: string;
+  decimals: number;
+  name: string;
+  stable: boolean;
+  logoUrl?: string;
+}
+
+const EVM_ASSETS_SHAPE = 'SIGIL_EVM_ASSETS must be a JSON object of CAIP-2 chain ids to lists of ERC-20 tokens, e.g. {"eip155:1":[{"address":"0x…","symbol":"USDC","decimals":6,"name":"USD Coin","stable":true}]}';
+
+function evmAssets(env: NodeJS.ProcessEnv, rpcUrls: Record<string, string>): Record<string, EvmAssetSetting[]> {
+  if (!env.SIGIL_EVM_ASSETS) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(env.SIGIL_EVM_ASSETS);
+  } catch {
+    throw new Error(EVM_ASSETS_SHAPE);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(EVM_ASSETS_SHAPE);
+  const out: Record<string, EvmAssetSetting[]> = {};
+  for (const [chain, tokens] of Object.entries(parsed)) {
+    const where = `SIGIL_EVM_ASSETS["${chain}"]`;
+    if (!/^eip155:[1-9][0-9]{0,18}$/.test(chain)) throw new Error(`${where}: "${chain}" is not an EVM CAIP-2 chain id (eip155:<number>)`);
+    if (!rpcUrls[chain]) throw new Error(`${where}: the chain has no JSON-RPC URL to read balances from; set ${evmRpcSetting(chain)}`);
+    if (!Array.isArray(tokens)) throw new Error(`${where} must be a list of tokens`);
+    const seen = new Set<string>();
+    out[chain] = tokens.map((t: Record<string, unknown>, i) => {
+      const at = `${where}[${i}]`;
+      if (typeof t !== 'object' || t === null) throw new Error(`${at} must be an object {address, symbol, decimals, name, stable?}`);
+      if (typeof t.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(t.address)) throw new Error(`${at}.address must be a 0x-prefixed 20-byte hex address`);
+      if (typeof t.symbol !== 'string' || t.symbol.trim() === '') throw new Error(`${at}.symbol must be a non-empty string`);
+      if (typeof t.name !== 'string' || t.name.trim() === '') throw new Error(`${at}.name must be a non-empty string`);
+      if (!Number.isInteger(t.decimals) || (t.decimals as number) < 0 || (t.decimals as number) > 77) throw new Error(`${at}.decimals must be an integer from 0 to 77`);
+      if (t.stable !== undefined && typeof t.stable !== 'boolean') throw new Error(`${at}.stable must be true or false`);
+      if (t.logoUrl !== undefined && typeof t.logoUrl !== 'string') throw new Error(`${at}.logoUrl must be a URL`);
+      const address = t.address.toLowerCase();
+      if (seen.has(address)) throw new Error(`${at}.address ${address} is listed twice`);
+      seen.add(address);
+      return {
+        address,
+        symbol: t.symbol,
+        decimals: t.decimals as number,
+        name: t.name,
+        stable: t.stable === true,
+        ...(t.logoUrl !== undefined ? { logoUrl: httpUrl(`${at}.logoUrl`, t.logoUrl)! } : {}),
+      };
+    });
   }
   return out;
 }

@@ -82,6 +82,11 @@ export class EvmRpc {
     return BigInt(await this.request<string>('eth_getTransactionCount', [address, block]));
   }
 
+  /** The address's balance in wei at the latest block. */
+  async balance(address: string): Promise<bigint> {
+    return BigInt(await this.request<string>('eth_getBalance', [address, 'latest']));
+  }
+
   async estimateGas(call: EvmCall): Promise<bigint> {
     return BigInt(await this.request<string>('eth_estimateGas', [callObject(call)]));
   }

@@ -16,7 +16,8 @@ import {
 import { caseInsensitive, type PolicyContext } from '../policy/index.js';
 import { getSigningKey, signEd25519, signSchnorr, signSecp256k1Digest, type RawSignature, type SignatureScheme } from '../crypto/sign.js';
 import { ed25519PrivateKeyObject } from '../crypto/keys.js';
-import { parseTransaction, type TransactionType, type TxSigningKey } from '../crypto/tx/index.js';
+import { bytesToBigInt } from '../crypto/bytes.js';
+import { parseTransaction, type EthAuthorization, type TransactionType, type TxSigningKey } from '../crypto/tx/index.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Barrier } from '../barrier/barrier.js';
 import type { Repositories } from '../store/index.js';
@@ -179,6 +180,21 @@ export function signParsedTransaction(target: SigningTarget, parsed: ReturnType<
       key.ed25519 = (message) => signEd25519(edKey, message);
     }
     return parsed.sign(key);
+  } finally {
+    secret.fill(0);
+  }
+}
+
+/**
+ * An EIP-7702 authorization signed by the target's own key (the digest sign_raw_payload signs for
+ * PAYLOAD_ENCODING_EIP7702_AUTHORIZATION), as the tuple a set-code transaction carries.
+ */
+export function signEip7702Authorization(target: SigningTarget, auth: { chainId: bigint; address: string; nonce: bigint }): EthAuthorization {
+  if (target.curve !== 'CURVE_SECP256K1') throw invalid(`an EIP-7702 authorization needs a CURVE_SECP256K1 key, ${target.address ?? target.id} is ${target.curve}`);
+  const secret = target.open();
+  try {
+    const sig = signSecp256k1Digest(secret, eip7702AuthorizationDigest({ ...auth, address: auth.address.toLowerCase() }));
+    return { chainId: auth.chainId, address: auth.address.toLowerCase(), nonce: auth.nonce, yParity: BigInt(sig.recovery), r: bytesToBigInt(sig.r), s: bytesToBigInt(sig.s) };
   } finally {
     secret.fill(0);
   }

@@ -8,15 +8,38 @@
 // eth_send_raw_transaction signs nothing; it is governed as PRIVATE_KEY / SIGN too (recorded as
 // deliberate in test/vectors/activity-resources.json), so whoever may send may broadcast, and
 // policies tell the two apart by activity.type.
-import type { OperationContext } from '../domain/context.js';
+// eth_undelegate_7702 sends, through the same machinery, the EIP-7702 transaction that clears the
+// sender's delegation; it is judged as sign_transaction of that transaction (PRIVATE_KEY / SIGN).
+// list_supported_assets and get_wallet_address_balances read the chains configured for broadcasting
+// (src/domain/keys/assets.ts).
+import type { ActivityContext, OperationContext } from '../domain/context.js';
 import { transactionPolicyContext } from '../domain/policy-context.js';
-import { notSupported, type Broadcasting, type EthSendTransactionParams } from '../domain/keys/broadcasting.js';
+import { notSupported, type Broadcasting, type EthSendTransactionParams, type EthUndelegate7702Params, type PreparedSend } from '../domain/keys/broadcasting.js';
+import { supportedAssets, walletAddressBalances } from '../domain/keys/assets.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 
 function broadcasting(ctx: OperationContext): Broadcasting {
   if (!ctx.services.broadcasting) throw notSupported('broadcasting');
   return ctx.services.broadcasting;
+}
+
+/**
+ * The policy keywords and execution of an activity that sends a transaction Sigil builds: judged as
+ * sign_transaction of it (transactionPolicyContext), then signed, recorded and broadcast by `send`.
+ */
+function sendingPrepared<P>(prepare: (b: Broadcasting, ctx: OperationContext, p: P) => Promise<PreparedSend>) {
+  return {
+    policyContext: async (ctx: OperationContext, p: P) => {
+      const prepared = await prepare(broadcasting(ctx), ctx, p);
+      return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
+    },
+    execution: 'pure' as const,
+    execute: async (ctx: ActivityContext, p: P) => {
+      const b = broadcasting(ctx);
+      return { sendTransactionStatusId: await b.send(ctx, await prepare(b, ctx, p)) };
+    },
+  };
 }
 
 /** v1EthSendTransactionIntent (the older type): one call, flat. */
@@ -43,15 +66,7 @@ export const ethSendTransactionOp = defineActivity<EthSendTransactionParams, { s
   ],
   result: 'ethSendTransactionResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
-  policyContext: async (ctx, p) => {
-    const prepared = await broadcasting(ctx).prepare(ctx, p);
-    return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
-  },
-  execution: 'pure',
-  execute: async (ctx, p) => {
-    const b = broadcasting(ctx);
-    return { sendTransactionStatusId: await b.send(ctx, await b.prepare(ctx, p)) };
-  },
+  ...sendingPrepared((b, ctx, p: EthSendTransactionParams) => b.prepare(ctx, p)),
 });
 
 export const ethSendRawTransactionOp = defineActivity<{ signedTransaction: string; caip2: string }, { transactionHash: string }>({
@@ -85,4 +100,27 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
     if (body.nonce !== true) return {};
     return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase(), ctx.repos)) };
   },
+});
+
+export const ethUndelegate7702Op = defineActivity<EthUndelegate7702Params, { sendTransactionStatusId: string }>({
+  path: 'eth_undelegate_7702',
+  type: 'ACTIVITY_TYPE_ETH_UNDELEGATE_7702',
+  // @turnkey/sdk-server's generated ethUndelegate7702 (8.2.1) submits this spelling, which no
+  // swagger has; accepted so the SDK's method works, and recorded as the real type (README "Broadcasting").
+  aliases: [{ type: 'ACTIVITY_TYPE_ETH_UNDELEGATE7702', spelling: true }],
+  result: 'ethUndelegate7702Result',
+  policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  ...sendingPrepared((b, ctx, p: EthUndelegate7702Params) => b.prepareUndelegation(ctx, p)),
+});
+
+export const listSupportedAssetsOp = defineQuery<{ organizationId: string; caip2: string }, { assets: unknown[] }>({
+  path: 'list_supported_assets',
+  request: 'v1ListSupportedAssetsRequest',
+  execute: async (ctx, body) => ({ assets: supportedAssets(ctx.services.broadcasting, body.caip2) }),
+});
+
+export const getWalletAddressBalancesOp = defineQuery<{ organizationId: string; address: string; caip2: string }, { balances: unknown[] }>({
+  path: 'get_wallet_address_balances',
+  request: 'v1GetWalletAddressBalancesRequest',
+  execute: async (ctx, body) => ({ balances: await walletAddressBalances(ctx, ctx.services.broadcasting, body.address, body.caip2) }),
 });

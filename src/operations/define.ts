@@ -29,6 +29,12 @@ export interface TypeAlias {
   adapt?: (params: any) => any;
   /** Brings `execute`'s result to the shape of this version's result member, when they differ. */
   adaptResult?: (result: any) => any;
+  /**
+   * Not an older version but another spelling of the current type (a client's misspelling): the
+   * activity is recorded, and judged by policies, under the current type, so a policy naming that
+   * type cannot be sidestepped by the spelling.
+   */
+  spelling?: boolean;
 }
 
 /** What `prepare` answers: the activity's result, and the writes that make it true. */

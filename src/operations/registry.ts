@@ -122,7 +122,7 @@ export class Registry {
         }
         const result = alias.result ?? d.result;
         if (result !== undefined && !(result in resultMembers)) throw new Error(`registry: ${type} names unknown result member ${result}`);
-        bindings.set(type, { type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt, adaptResult: alias.adaptResult });
+        bindings.set(type, { type: alias.spelling ? d.type : type, intentMember, parametersDefinition: alias.parameters ?? own, result, adapt: alias.adapt, adaptResult: alias.adaptResult });
         checkSecretsDeclared(d, type, alias.parameters ?? [own], result);
         this.byType.set(type, { decl: d, binding: bindings.get(type)! });
       }

@@ -332,7 +332,33 @@ export interface Eip1559Fields {
  * same code as one a client sends.
  */
 export function serializeUnsignedEip1559(f: Eip1559Fields): string {
-  const fields: RlpItem[] = [
+  return '0x' + toHex(concat(Uint8Array.of(2), rlpEncode(commonTypedFields(f))));
+}
+
+/** The fields of an EIP-7702 (set-code) transaction Sigil builds itself (eth_undelegate_7702). */
+export interface Eip7702Fields extends Eip1559Fields {
+  /** EIP-7702: a set-code transaction has a recipient. */
+  to: string;
+  /** Signed authorization tuples (EIP-7702 forbids an empty list). */
+  authorizationList: EthAuthorization[];
+}
+
+/** The unsigned serialization of an EIP-7702 transaction (0x04 || rlp([...10 fields])), 0x-prefixed. */
+export function serializeUnsignedEip7702(f: Eip7702Fields): string {
+  const authorizations: RlpItem[] = f.authorizationList.map((a) => [
+    bigIntToMinimalBytes(a.chainId),
+    hexToBytes('ethereum', a.address),
+    bigIntToMinimalBytes(a.nonce),
+    bigIntToMinimalBytes(a.yParity),
+    bigIntToMinimalBytes(a.r),
+    bigIntToMinimalBytes(a.s),
+  ]);
+  return '0x' + toHex(concat(Uint8Array.of(4), rlpEncode([...commonTypedFields(f), authorizations])));
+}
+
+/** chain_id … access_list, shared by the EIP-1559 and EIP-7702 payloads (the access list is empty). */
+function commonTypedFields(f: Eip1559Fields): RlpItem[] {
+  return [
     bigIntToMinimalBytes(f.chainId),
     bigIntToMinimalBytes(f.nonce),
     bigIntToMinimalBytes(f.maxPriorityFeePerGas),
@@ -343,7 +369,6 @@ export function serializeUnsignedEip1559(f: Eip1559Fields): string {
     f.data === '' || f.data === '0x' ? new Uint8Array(0) : hexToBytes('ethereum', f.data),
     [],
   ];
-  return '0x' + toHex(concat(Uint8Array.of(2), rlpEncode(fields)));
 }
 
 /** The hash a signed transaction is known by on chain: keccak256 of its serialization, 0x hex. */

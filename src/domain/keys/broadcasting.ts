@@ -6,6 +6,8 @@
 // out from the chain's node (nonce, gas limit by eth_estimateGas, fees from the latest base fee and
 // the node's priority fee), and hands its unsigned serialization to the same parse, policy keywords
 // and signing as sign_transaction. It is then broadcast and tracked to inclusion or failure.
+// eth_undelegate_7702 (v1EthUndelegate7702Intent) builds an EIP-7702 transaction the same way and
+// goes through the same nonce allocation, signing, tracking and events.
 //
 // Statuses (txStatus): INITIALIZED (signed, recorded, not yet accepted by the node), BROADCASTING
 // (accepted, waiting for a block), INCLUDED (mined and succeeded), FAILED (refused by the node,
@@ -18,13 +20,14 @@
 // one address in several processes on one PostgreSQL take consecutive nonces, and a nonce the node
 // moved past (a transaction sent outside Sigil) or one given back is picked up again.
 import { EvmRpc, EvmRpcError, type EvmCall } from '../../delivery/evm-rpc.js';
-import { ethereumTransactionHash, serializeUnsignedEip1559, type Eip1559Fields } from '../../crypto/tx/index.js';
+import { ethereumTransactionHash, serializeUnsignedEip1559, serializeUnsignedEip7702, type Eip1559Fields } from '../../crypto/tx/index.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, SendTransactionRow } from '../../store/index.js';
+import type { EvmAssetSetting } from '../../config/config.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { isUniqueViolation } from '../../store/index.js';
 import { enqueueWebhookEvent } from '../webhooks.js';
-import { parseForSigning, resolveSigningTarget, signParsedTransaction, type SigningTarget } from '../signing.js';
+import { parseForSigning, resolveSigningTarget, signEip7702Authorization, signParsedTransaction, type SigningTarget } from '../signing.js';
 
 export const TX_STATUS = {
   INITIALIZED: 'INITIALIZED',
@@ -102,7 +105,36 @@ export interface PreparedSend {
   /** The caller chose the nonce; Sigil's allocator is bypassed. */
   callerNonce: boolean;
   parsed: ReturnType<typeof parseForSigning>;
+  /**
+   * The unsigned transaction to sign once its nonce is allocated, where it is more than `fields`
+   * with that nonce (eth_undelegate_7702: the authorization, signed only then, carries nonce + 1).
+   */
+  unsignedAt?: (nonce: bigint) => string;
+  /**
+   * How many of the sender's nonces the transaction uses: 2 for a set-code transaction carrying the
+   * sender's own authorization (EIP-7702 increments the authority's nonce too), else 1.
+   */
+  noncesUsed?: bigint;
 }
+
+/** The parameters of eth_undelegate_7702 (v1EthUndelegate7702Intent). */
+export interface EthUndelegate7702Params {
+  from: string;
+  caip2: string;
+  nonce?: string;
+  gasLimit?: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+}
+
+/** EIP-7702: delegating to the zero address clears the account's code (its delegation indicator). */
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+/**
+ * The undelegation's gas limit when the caller gives none (the swagger's "fixed undelegation gas
+ * limit"): 21000 + 25000 per authorization (EIP-7702 PER_EMPTY_ACCOUNT_COST) with head room; only
+ * the gas used is paid.
+ */
+const UNDELEGATION_GAS_LIMIT = 100_000n;
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HEX_DATA = /^0x([0-9a-fA-F]{2})*$/;
@@ -169,6 +201,8 @@ export interface BroadcastingDeps {
   rpcUrls: Record<string, string>;
   /** The setting that configures a chain's RPC, named when a chain has none. */
   rpcSetting(caip2: string): string;
+  /** CAIP-2 chain id → the ERC-20 tokens the operator lists (Config.evmAssets; src/domain/keys/assets.ts). */
+  assets?: Record<string, EvmAssetSetting[]>;
   pollIntervalMs: number;
   newId(): string;
   /** Tells this process's webhook dispatcher that events were committed (it polls anyway). */
@@ -199,6 +233,11 @@ export class Broadcasting {
       });
     }
     return rpc;
+  }
+
+  /** The ERC-20 tokens listed for a chain (SIGIL_EVM_ASSETS), none when it lists none. */
+  tokens(caip2: string): EvmAssetSetting[] {
+    return this.deps.assets?.[caip2] ?? [];
   }
 
   /**
@@ -266,12 +305,57 @@ export class Broadcasting {
    * left out; computed once per request (policyContext and execute share it).
    */
   prepare(ctx: OperationContext, p: EthSendTransactionParams): Promise<PreparedSend> {
+    return this.once(p, () => this.build(ctx, p));
+  }
+
+  /** The same for eth_undelegate_7702. */
+  prepareUndelegation(ctx: OperationContext, p: EthUndelegate7702Params): Promise<PreparedSend> {
+    return this.once(p, () => this.buildUndelegation(ctx, p));
+  }
+
+  /** One build per request's parameters object. */
+  private once(p: object, build: () => Promise<PreparedSend>): Promise<PreparedSend> {
     let pending = this.prepared.get(p);
     if (!pending) {
-      pending = this.build(ctx, p);
+      pending = build();
       this.prepared.set(p, pending);
     }
     return pending;
+  }
+
+  /** A key of the organization that signs for `from` (a wallet account or private key address). */
+  private async sender(ctx: OperationContext, given: string, from: string): Promise<SigningTarget> {
+    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, given);
+    if (target.curve !== 'CURVE_SECP256K1' || !target.address || target.address.toLowerCase() !== from) {
+      throw invalid(`from must be an Ethereum address of a wallet account or private key of this organization, got "${given.slice(0, 80)}"`);
+    }
+    return target;
+  }
+
+  /**
+   * An EIP-7702 transaction from `from` to itself, no value, no data, whose one authorization
+   * delegates `from` to the zero address, clearing its delegation. The sender is the authority, so
+   * the authorization's nonce is the transaction's plus one (the sender's nonce is incremented before
+   * authorizations are processed). Policies judge it as sign_transaction would; the authorization is
+   * signed only when the transaction is (the policy keywords do not read its signature).
+   */
+  private async buildUndelegation(ctx: OperationContext, p: EthUndelegate7702Params): Promise<PreparedSend> {
+    const chainId = chainIdOf(p.caip2);
+    const rpc = this.rpc(p.caip2);
+    const from = checkAddress('from', p.from ?? '');
+    const callerNonce = quantity('nonce', p.nonce);
+    const gas = quantity('gasLimit', p.gasLimit) ?? UNDELEGATION_GAS_LIMIT;
+    const callerMaxFee = quantity('maxFeePerGas', p.maxFeePerGas);
+    const callerPriority = quantity('maxPriorityFeePerGas', p.maxPriorityFeePerGas);
+    const target = await this.sender(ctx, p.from, from);
+    const [nonce, fees] = await Promise.all([callerNonce ?? this.nextNonce(p.caip2, from, ctx.repos), this.fees(rpc, callerMaxFee, callerPriority)]);
+    const fields: Eip1559Fields = { chainId, nonce, gas, to: from, value: 0n, data: '0x', ...fees };
+    const withAuthorization = (n: bigint, authorization: { yParity: bigint; r: bigint; s: bigint }) =>
+      serializeUnsignedEip7702({ ...fields, to: from, nonce: n, authorizationList: [{ chainId, address: ZERO_ADDRESS, nonce: n + 1n, ...authorization }] });
+    // Judged with an unsigned authorization: the key is opened only after the policy allowed it.
+    const parsed = parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', withAuthorization(nonce, { yParity: 0n, r: 0n, s: 0n }));
+    const unsignedAt = (n: bigint) => withAuthorization(n, signEip7702Authorization(target, { chainId, address: ZERO_ADDRESS, nonce: n + 1n }));
+    return { caip2: p.caip2, from, target, fields, callerNonce: callerNonce !== undefined, parsed, unsignedAt, noncesUsed: 2n };
   }
 
   private async build(ctx: OperationContext, p: EthSendTransactionParams): Promise<PreparedSend> {
@@ -290,10 +374,7 @@ export class Broadcasting {
     const callerGas = quantity('gasLimit', p.gasLimit);
     const callerMaxFee = quantity('maxFeePerGas', p.maxFeePerGas);
     const callerPriority = quantity('maxPriorityFeePerGas', p.maxPriorityFeePerGas);
-    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.from);
-    if (target.curve !== 'CURVE_SECP256K1' || !target.address || target.address.toLowerCase() !== from) {
-      throw invalid(`from must be an Ethereum address of a wallet account or private key of this organization, got "${p.from.slice(0, 80)}"`);
-    }
+    const target = await this.sender(ctx, p.from, from);
     const ask: EvmCall = { from, to, value, data };
     const [nonce, gas, fees] = await Promise.all([
       // ctx.repos: inside an approval's transaction, the only connection a reader may use (SQLite has one).
@@ -391,9 +472,14 @@ export class Broadcasting {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
       const refresh = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
       const nonce = pending === undefined ? prepared.fields.nonce : await this.nonceFrom(repos, caip2, from, pending, stored, refresh);
-      const parsed = nonce === prepared.fields.nonce ? prepared.parsed : parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', serializeUnsignedEip1559({ ...prepared.fields, nonce }));
+      const parsed = prepared.unsignedAt
+        ? parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', prepared.unsignedAt(nonce))
+        : nonce === prepared.fields.nonce
+          ? prepared.parsed
+          : parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', serializeUnsignedEip1559({ ...prepared.fields, nonce }));
       const signed = '0x' + signParsedTransaction(target, parsed);
-      if (stored === undefined || BigInt(stored) <= nonce) await repos.sendTransactions.setNextNonce(caip2, from, Number(nonce + 1n));
+      const next = nonce + (prepared.noncesUsed ?? 1n);
+      if (stored === undefined || BigInt(stored) < next) await repos.sendTransactions.setNextNonce(caip2, from, Number(next));
       const record: SendTransactionRow = {
         id,
         organization_id: ctx.organization.id,
@@ -606,7 +692,7 @@ async function once<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-function unavailable(err: unknown): SigilError {
+export function unavailable(err: unknown): SigilError {
   return new SigilError('REQUEST_INVALID', `the chain's RPC endpoint failed: ${(err as Error).message}`, { grpc: 14, http: 503 });
 }
 

@@ -16,6 +16,8 @@ import { TurnkeySigner } from '@turnkey/ethers';
 import {
   ethTxPolicyFields,
   parseEthereumTransaction,
+  serializeUnsignedEip1559,
+  serializeUnsignedEip7702,
   signEthereumTransaction,
 } from '../../../src/crypto/tx/ethereum.js';
 import { TransactionError } from '../../../src/crypto/tx/errors.js';
@@ -301,5 +303,33 @@ describe('ethereum: bad input is a clear TransactionError', async () => {
       return { r: good.r, s: Buffer.from(s.toString(16).padStart(64, '0'), 'hex'), recovery: (good.recovery ^ 1) as 0 | 1 };
     };
     expect('0x' + signEthereumTransaction(u1559, highS)).toBe(await account.signTransaction(all.eip1559));
+  });
+});
+
+describe('ethereum: transactions Sigil builds (eth_send_transaction, eth_undelegate_7702)', () => {
+  const common = { chainId: 11155111n, nonce: 7n, maxPriorityFeePerGas: 10n ** 9n, maxFeePerGas: 3n * 10n ** 10n, gas: 100_000n, value: 0n, data: '0x' };
+  const to = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+  it('serializes unsigned EIP-1559 and EIP-7702 transactions byte for byte as viem does', () => {
+    expect(serializeUnsignedEip1559({ ...common, to, value: 5n, data: '0xabcd' })).toBe(
+      serializeTransaction({ type: 'eip1559', chainId: 11155111, nonce: 7, maxPriorityFeePerGas: 10n ** 9n, maxFeePerGas: 3n * 10n ** 10n, gas: 100_000n, to, value: 5n, data: '0xabcd' }),
+    );
+    const auth = { chainId: 11155111n, address: '0x0000000000000000000000000000000000000000', nonce: 8n, yParity: 1n, r: 2n ** 255n + 3n, s: 12345n };
+    const ours = serializeUnsignedEip7702({ ...common, to, authorizationList: [auth] });
+    expect(ours).toBe(
+      serializeTransaction({
+        type: 'eip7702',
+        chainId: 11155111,
+        nonce: 7,
+        maxPriorityFeePerGas: 10n ** 9n,
+        maxFeePerGas: 3n * 10n ** 10n,
+        gas: 100_000n,
+        to,
+        value: 0n,
+        authorizationList: [{ chainId: 11155111, address: auth.address, nonce: 8, yParity: 1, r: `0x${auth.r.toString(16)}`, s: `0x${auth.s.toString(16)}` }],
+      } as TransactionSerializable),
+    );
+    const parsed = parseEthereumTransaction(ours);
+    expect(parsed.type).toBe('eip7702');
+    expect(parsed.authorizationList).toEqual([auth]);
   });
 });
