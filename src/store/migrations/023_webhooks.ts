@@ -17,8 +17,8 @@
 //   read from its cache, and an endpoint deleted meanwhile (by another request, or by the very
 //   activity whose event it is) must not make that activity's commit fail. Such rows are never
 //   claimed (the claim joins the endpoint) and are swept away (`deleteOrphans`).
-import { sql, type Kysely } from 'kysely';
-import { isSqlite } from './trigger-helpers.js';
+import type { Kysely } from 'kysely';
+import { cacheGenerationTriggers } from './trigger-helpers.js';
 
 /** The endpoint columns the read cache holds: changing one of them bumps the generation. */
 const CONFIGURATION = ['organization_id', 'name', 'url', 'is_active', 'subscriptions'];
@@ -64,17 +64,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_order').on('webhook_deliveries').columns(['endpoint_id', 'subject', 'sequence']).execute();
 
-  // Cache generations (migration 015's scheme): the function exists on PostgreSQL already.
-  for (const event of ['INSERT', 'UPDATE', 'DELETE'] as const) {
-    const name = `sigil_gen_webhook_endpoints_${event.toLowerCase()}`;
-    const on = event === 'UPDATE' ? `UPDATE OF ${CONFIGURATION.join(', ')}` : event;
-    if (isSqlite(db)) {
-      const bump = (row: 'NEW' | 'OLD') =>
-        `INSERT INTO cache_generations (organization_id, generation) VALUES (${row}.organization_id, 1) ON CONFLICT (organization_id) DO UPDATE SET generation = cache_generations.generation + 1`;
-      const body = event === 'INSERT' ? bump('NEW') : event === 'DELETE' ? bump('OLD') : `${bump('OLD')}; ${bump('NEW')}`;
-      await sql.raw(`CREATE TRIGGER ${name} AFTER ${on} ON webhook_endpoints BEGIN ${body}; END`).execute(db);
-    } else {
-      await sql.raw(`CREATE TRIGGER ${name} AFTER ${on} ON webhook_endpoints FOR EACH ROW EXECUTE FUNCTION sigil_bump_cache_generation('organization_id')`).execute(db);
-    }
-  }
+  // Cache generations (migration 015's scheme), bumped only by configuration changes: a delivery's
+  // health update must not empty the caches.
+  await cacheGenerationTriggers(db, 'webhook_endpoints', CONFIGURATION);
 }
