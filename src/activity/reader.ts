@@ -6,7 +6,7 @@ import { renderActivity, type UserRenderer, type Viewer } from './record.js';
 
 /**
  * The decoded view of what an activity signs (README "Approving what you see"), supplied by the
- * composition root (src/domain/decoded-approvals.ts); undefined for activities that sign nothing.
+ * composition root (src/domain/keys/decoded-approvals.ts); undefined for activities that sign nothing.
  */
 export type ActivityDescriber = (row: ActivityRow, votes: VoteRow[]) => Promise<unknown>;
 

@@ -118,7 +118,7 @@ export function voteEntry(v: {
 }
 
 /**
- * An invitation accepted (src/domain/invitations.ts): not an activity, since the invitee had no
+ * An invitation accepted (src/domain/identity/invitations.ts): not an activity, since the invitee had no
  * credential yet, so the log says who joined, through which invitation and with which passkey.
  */
 export function invitationAcceptedEntry(a: { organizationId: string; invitationId: string; userId: string; authenticatorPublicKey: string; time: number }): AuditEntryContent {

@@ -10,7 +10,7 @@ import { AUDIT_KEY_PURPOSE, crossCheck } from '../audit/record.js';
 import { loadMasterKey } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
 import { verifyP256Der } from '../crypto/p256.js';
-import { loadDeployment } from '../domain/deployment.js';
+import { loadDeployment } from '../domain/governance/deployment.js';
 import { Store } from '../store/index.js';
 
 const PAGE = 1000;

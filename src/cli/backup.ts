@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadMasterKey, masterKeyPath } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
-import { loadDeployment } from '../domain/deployment.js';
+import { loadDeployment } from '../domain/governance/deployment.js';
 import { backupSqlite, checkSqliteFile, installSqliteFile, sqliteFile, sqliteInUse } from '../store/backup.js';
 import { Store } from '../store/index.js';
 

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey } from '../barrier/master-key.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/deployment.js';
+import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/governance/deployment.js';
 import { Store } from '../store/index.js';
 import { makeLogger, startApp, VERSION } from './app.js';
 import { openLogSink } from './log-sink.js';

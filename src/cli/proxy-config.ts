@@ -1,13 +1,13 @@
 // `sigil proxy-config create|list` (issue 7 "Auth proxy"): the operator makes the configurations the
 // auth proxy acts on (turnkey-contract.md §5) directly in the deployment's store, as `sigil init`
 // makes the root organization: this is where the proxy's own user, API key and policy come from
-// (src/domain/auth-proxy-configs.ts). It needs the master key to seal the proxy key.
+// (src/domain/identity/auth-proxy-configs.ts). It needs the master key to seal the proxy key.
 import { parseArgs } from 'node:util';
 import { loadMasterKey } from '../barrier/master-key.js';
 import { loadConfig } from '../config/config.js';
-import { AUTH_METHODS, checkSettings, createAuthProxyConfig, settingsOf, type AuthMethod, type AuthProxySettings } from '../domain/auth-proxy-configs.js';
-import { loadDeployment } from '../domain/deployment.js';
-import { requireOrganization } from '../domain/organizations.js';
+import { AUTH_METHODS, checkSettings, createAuthProxyConfig, settingsOf, type AuthMethod, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
+import { loadDeployment } from '../domain/governance/deployment.js';
+import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError } from '../errors/errors.js';
 import { Store } from '../store/index.js';
 

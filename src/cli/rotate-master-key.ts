@@ -20,8 +20,8 @@ import {
 } from '../barrier/master-key.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/config.js';
-import { isInitialized } from '../domain/deployment.js';
-import { masterKeyOpens, rewrapDataKey } from '../domain/master-key-rotation.js';
+import { isInitialized } from '../domain/governance/deployment.js';
+import { masterKeyOpens, rewrapDataKey } from '../domain/governance/master-key-rotation.js';
 import { Store } from '../store/index.js';
 
 export interface RotateOptions {

@@ -1,7 +1,7 @@
 // Canonical JSON: object keys sorted at every level, no whitespace, undefined members left out (the
 // JSON.stringify rules otherwise). What is hashed or MACed must serialize the same way in every
 // process and version: the audit log's entries (src/audit/chain.ts) and the data digests of app
-// proofs (src/domain/app-proofs.ts). Pure.
+// proofs (src/domain/keys/app-proofs.ts). Pure.
 
 /** JSON with object keys sorted at every level and no whitespace; undefined members are left out. */
 export function canonicalJson(value: unknown): string {

@@ -123,7 +123,7 @@ export interface OidcVerifier {
   ): Promise<{ issuer: string; audience: string; subject: string; claims: Record<string, unknown> }>;
 }
 
-/** Webhook endpoints' outside world (src/delivery/webhook-http.ts, src/domain/webhook-dispatcher.ts). */
+/** Webhook endpoints' outside world (src/delivery/webhook-http.ts, src/domain/governance/webhook-dispatcher.ts). */
 export interface WebhookServices {
   /** Resolves when `url` may receive webhooks; rejects with the reason it may not. */
   checkDestination(url: string): Promise<void>;

@@ -1,7 +1,7 @@
 // The auth proxy server (turnkey-contract.md §5; turnkey-semantics.md §6 "Auth proxy"; auth_proxy
 // swagger): POST /v1/<operation> with `X-Auth-Proxy-Config-ID` and no stamp, so a browser can run the
 // login flows without a backend of its own. Each endpoint is a translation to the public API: the
-// proxy stamps an ordinary request with its configuration's own API key (src/domain/auth-proxy-configs.ts)
+// proxy stamps an ordinary request with its configuration's own API key (src/domain/identity/auth-proxy-configs.ts)
 // and hands it to the one pipeline, which authenticates, applies policies and records it like any
 // other; only `account` and the wallet kit endpoints are answered from reads.
 //
@@ -21,10 +21,10 @@ import {
   settingsOf,
   type AuthMethod,
   type AuthProxySettings,
-} from '../domain/auth-proxy-configs.js';
+} from '../domain/identity/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
-import { readVerificationToken } from '../domain/otp.js';
-import { contactKindOf, sameContact } from '../domain/verified-contacts.js';
+import { readVerificationToken } from '../domain/identity/otp.js';
+import { contactKindOf, sameContact } from '../domain/identity/verified-contacts.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { parseBody } from '../pipeline/envelope.js';

@@ -8,18 +8,18 @@
 //  - POST /sigil/v1/get_invitation {token}: the organization and the invitation the token opens,
 //    so the page can say who is invited where before asking for a passkey.
 //  - POST /sigil/v1/accept_invitation {token, authenticator: v1AuthenticatorParamsV2}: creates the
-//    user with that passkey and spends the token (src/domain/invitations.ts).
+//    user with that passkey and spends the token (src/domain/identity/invitations.ts).
 // The token never reaches a log line: bodies are not logged, and errors never echo it.
 import type { FastifyInstance } from 'fastify';
 import { appendAudit, invitationAcceptedEntry } from '../audit/record.js';
 import type { Services } from '../domain/context.js';
-import { acceptInvitation, describeInvitation } from '../domain/invitations.js';
+import { acceptInvitation, describeInvitation } from '../domain/identity/invitations.js';
 import { badRequestDetail, invalid } from '../errors/errors.js';
 import { parseBody } from '../pipeline/envelope.js';
 import type { JsonLimits } from '../pipeline/input-limits.js';
 import { describeErrors, validatorFor } from '../schemas/index.js';
 import type { Store } from '../store/index.js';
-import type { AuthenticatorParams } from '../domain/authenticators.js';
+import type { AuthenticatorParams } from '../domain/identity/authenticators.js';
 import { requireJsonBody } from './transport.js';
 
 export interface InvitationRoutes {

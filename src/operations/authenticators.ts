@@ -8,8 +8,8 @@ import {
   getAuthenticator,
   registerAuthenticators,
   type AuthenticatorParams,
-} from '../domain/authenticators.js';
-import { requireUser } from '../domain/users.js';
+} from '../domain/identity/authenticators.js';
+import { requireUser } from '../domain/identity/users.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 

@@ -13,7 +13,7 @@
 // list_supported_assets and get_wallet_address_balances read the chains configured for broadcasting
 // (src/domain/keys/assets.ts).
 import type { ActivityContext, OperationContext } from '../domain/context.js';
-import { transactionPolicyContext } from '../domain/policy-context.js';
+import { transactionPolicyContext } from '../domain/governance/policy-context.js';
 import { notSupported, type Broadcasting, type EthSendTransactionParams, type EthUndelegate7702Params, type PreparedSend } from '../domain/keys/broadcasting.js';
 import { supportedAssets, walletAddressBalances } from '../domain/keys/assets.js';
 import { invalid } from '../errors/errors.js';

@@ -2,7 +2,7 @@
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
-import type { AppProofFact } from '../domain/app-proofs.js';
+import type { AppProofFact } from '../domain/keys/app-proofs.js';
 import type { PolicyContext } from '../policy/index.js';
 import type { Repositories } from '../store/index.js';
 

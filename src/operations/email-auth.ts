@@ -27,7 +27,7 @@ import {
   type EmailAuthParams,
   type InitUserEmailRecoveryParams,
   type RecoverUserParams,
-} from '../domain/email-auth.js';
+} from '../domain/identity/email-auth.js';
 import { defineActivity } from './define.js';
 
 export const emailAuthOp = defineActivity<EmailAuthParams, { userId: string; apiKeyId: string }>({
@@ -38,7 +38,7 @@ export const emailAuthOp = defineActivity<EmailAuthParams, { userId: string; api
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ email: p.email }),
   parentOrganizationMaySubmit: true,
-  // The email goes out before the key is written and with no lock held (src/domain/email-auth.ts).
+  // The email goes out before the key is written and with no lock held (src/domain/identity/email-auth.ts).
   execution: 'pure',
   execute: (ctx, p) => emailAuth(ctx, p),
 });

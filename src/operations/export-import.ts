@@ -11,10 +11,10 @@ import {
   importPrivateKey,
   importWallet,
   initImport,
-} from '../domain/export-import.js';
-import type { WalletAccountParams } from '../domain/wallets.js';
+} from '../domain/keys/export-import.js';
+import type { WalletAccountParams } from '../domain/keys/wallets.js';
 import { defineActivity } from './define.js';
-import { walletDerivationFacts } from '../domain/app-proofs.js';
+import { walletDerivationFacts } from '../domain/keys/app-proofs.js';
 
 export const exportWalletOp = defineActivity<{ walletId: string; targetPublicKey: string; language?: MnemonicLanguage }, unknown>({
   path: 'export_wallet',

@@ -6,9 +6,9 @@
 //
 // Policy resource and action: INVITATION / CREATE and INVITATION / DELETE, the reference's
 // documented mapping (turnkey-semantics.md §1.3; test/vectors/activity-resources.json).
-// create_invitations runs 'pure': the emails go out with no lock held (src/domain/invitations.ts).
-import { createInvitations, deleteInvitation, type InvitationParams } from '../domain/invitations.js';
-import { listEmailEvents, type ListEmailEventsParams } from '../domain/email-events.js';
+// create_invitations runs 'pure': the emails go out with no lock held (src/domain/identity/invitations.ts).
+import { createInvitations, deleteInvitation, type InvitationParams } from '../domain/identity/invitations.js';
+import { listEmailEvents, type ListEmailEventsParams } from '../domain/identity/email-events.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createInvitationsOp = defineActivity<{ invitations: InvitationParams[] }, { invitationIds: string[] }>({

@@ -21,8 +21,8 @@ import {
   type PresentedMethod,
   type RequiredStep,
   type UpdateMfaPolicyParams,
-} from '../domain/mfa-policies.js';
-import { requireUser } from '../domain/users.js';
+} from '../domain/identity/mfa-policies.js';
+import { requireUser } from '../domain/identity/users.js';
 import { notFound } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 

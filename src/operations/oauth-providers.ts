@@ -4,7 +4,7 @@
 // their own providers unless a policy says otherwise. A parent organization may add providers to a
 // sub-organization's user only as @turnkey/sdk-server's createOauthProviders server action describes
 // it: a Google id_token whose verified email is the user's (social linking; checkParentSocialLinking).
-import { checkParentSocialLinking, createOauthProviders, deleteOauthProviders, listOauthProviders, type OauthProviderParams } from '../domain/oauth-providers.js';
+import { checkParentSocialLinking, createOauthProviders, deleteOauthProviders, listOauthProviders, type OauthProviderParams } from '../domain/identity/oauth-providers.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createOauthProvidersOp = defineActivity<{ userId: string; oauthProviders: OauthProviderParams[] }, { providerIds: string[] }>({

@@ -12,7 +12,7 @@
 // network, and no database lock may be held meanwhile. Their writes (the new key, and the keys
 // invalidateExisting or the per-user limit remove) come after every check, so a refusal writes
 // nothing; the activity is recorded once they are done, as otp_auth's.
-import { oauth, oauthLogin, type OauthLoginParams, type OauthParams } from '../domain/oauth.js';
+import { oauth, oauthLogin, type OauthLoginParams, type OauthParams } from '../domain/identity/oauth.js';
 import { defineActivity } from './define.js';
 
 export const oauthLoginOp = defineActivity<OauthLoginParams, { session: string }>({

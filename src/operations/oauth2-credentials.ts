@@ -12,7 +12,7 @@ import {
   updateOauth2Credential,
   type Oauth2AuthenticateParams,
   type Oauth2CredentialParams,
-} from '../domain/oauth2-credentials.js';
+} from '../domain/identity/oauth2-credentials.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createOauth2CredentialOp = defineActivity<Oauth2CredentialParams, { oauth2CredentialId: string }>({

@@ -1,12 +1,12 @@
 // Organization and identity operations: update_organization_name (root quorum only,
 // interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
-import { organizationData, renameOrganization, rootQuorum } from '../domain/organizations.js';
+import { organizationData, renameOrganization, rootQuorum } from '../domain/governance/organizations.js';
 import { defineActivity, defineQuery, type TypeAlias } from './define.js';
 import { invalid } from '../errors/errors.js';
-import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams, type RootUserParams } from '../domain/sub-organizations.js';
+import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams, type RootUserParams } from '../domain/governance/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
-import { checkPhoneNumber } from '../domain/contacts.js';
-import { keyDerivationFacts, walletDerivationFacts } from '../domain/app-proofs.js';
+import { checkPhoneNumber } from '../domain/identity/contacts.js';
+import { keyDerivationFacts, walletDerivationFacts } from '../domain/keys/app-proofs.js';
 
 export const updateOrganizationNameOp = defineActivity<
   { organizationName: string },
@@ -139,7 +139,7 @@ export const listSubOrgsOp = defineQuery<
 });
 
 // Sub-organizations whose user holds the email or phone number as a verified contact
-// (turnkey-contract.md §5 sdk-server getVerifiedSubOrgIds; src/domain/verified-contacts.ts).
+// (turnkey-contract.md §5 sdk-server getVerifiedSubOrgIds; src/domain/identity/verified-contacts.ts).
 export const listVerifiedSubOrgsOp = defineQuery<
   { organizationId: string; filterType?: string; filterValue?: string; paginationOptions?: { limit?: string; before?: string; after?: string } },
   unknown

@@ -19,7 +19,7 @@
 // ACTIVITY_TYPE_VERIFY_OTP, whose plaintext otpCode (and optional publicKey) is the plaintext
 // alias, also accepted with the V2 body as @turnkey/core sends it; otp_login takes V2 and the legacy ACTIVITY_TYPE_OTP_LOGIN (clientSignature optional in
 // the schema, still required when the token is bound to a key). Both answer the same member.
-import { initOtp, otpAuth, otpLogin, verifyOtp, type InitOtpParams, type OtpAuthParams, type OtpLoginParams, type VerifyOtpParams } from '../domain/otp.js';
+import { initOtp, otpAuth, otpLogin, verifyOtp, type InitOtpParams, type OtpAuthParams, type OtpLoginParams, type VerifyOtpParams } from '../domain/identity/otp.js';
 import { defineActivity } from './define.js';
 
 export const initOtpOp = defineActivity<InitOtpParams, unknown>({

@@ -6,7 +6,7 @@
 //
 // Older type values, which applications pinned to older SDKs send: ACTIVITY_TYPE_CREATE_POLICY and
 // _V2 carry the legacy `selectors` (v1CreatePolicyIntent/V2), stored as the condition and consensus
-// that say the same (src/domain/policy-selectors.ts); ACTIVITY_TYPE_UPDATE_POLICY is V2 without
+// that say the same (src/domain/governance/policy-selectors.ts); ACTIVITY_TYPE_UPDATE_POLICY is V2 without
 // `time`. Each answers under its own result member (createPolicyResult, updatePolicyResult).
 import {
   contractInterfaceRecord,
@@ -14,7 +14,7 @@ import {
   deleteContractInterface,
   requireContractInterface,
   type CreateSmartContractInterfaceParams,
-} from '../domain/contract-interfaces.js';
+} from '../domain/keys/contract-interfaces.js';
 import {
   activePolicyStatuses,
   createPolicies,
@@ -25,8 +25,8 @@ import {
   updatePolicy,
   type CreatePolicyParams,
   type UpdatePolicyParams,
-} from '../domain/policies.js';
-import { policyFromSelectors } from '../domain/policy-selectors.js';
+} from '../domain/governance/policies.js';
+import { policyFromSelectors } from '../domain/governance/policy-selectors.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createPolicyOp = defineActivity<CreatePolicyParams, { policyId: string }>({

@@ -10,9 +10,9 @@ import {
   requirePrivateKey,
   updatePrivateKeyTag,
   type PrivateKeyParams,
-} from '../domain/private-keys.js';
+} from '../domain/keys/private-keys.js';
 import { defineActivity, defineQuery } from './define.js';
-import { keyDerivationFacts } from '../domain/app-proofs.js';
+import { keyDerivationFacts } from '../domain/keys/app-proofs.js';
 
 export const createPrivateKeysOp = defineActivity<
   { privateKeys: PrivateKeyParams[] },

@@ -14,7 +14,7 @@
 // export_secrets' `secretPayloads` stay in the stored result, as export_wallet's `exportBundle` does:
 // each is sealed to the requester's target key, and an export that waited for approvals is read
 // from get_activity.
-import { deleteSecrets, exportSecrets, importSecrets, initImportSecrets, secretMetadata, secretPolicyKeywords, type ExportSecretParams, type ImportSecretParams } from '../domain/secrets.js';
+import { deleteSecrets, exportSecrets, importSecrets, initImportSecrets, secretMetadata, secretPolicyKeywords, type ExportSecretParams, type ImportSecretParams } from '../domain/keys/secrets.js';
 import { pageLimit, requireCursors } from '../domain/records.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';

@@ -4,7 +4,7 @@
 // stamp_login. All are AUTH/CREATE for policies, and a user may always open sessions for itself.
 // ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION (V1) names its user by `email` instead of userId and
 // answers under createReadWriteSessionResult.
-import { createReadOnlySession, createReadWriteSession, stampLogin, type ReadWriteSessionParams } from '../domain/sessions.js';
+import { createReadOnlySession, createReadWriteSession, stampLogin, type ReadWriteSessionParams } from '../domain/identity/sessions.js';
 import { defineActivity } from './define.js';
 
 export const createReadWriteSessionOp = defineActivity<ReadWriteSessionParams, unknown>({

@@ -3,14 +3,14 @@
 // @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9). With
 // generateAppProofs they carry the policy-outcome proof every activity gets (Turnkey documents no
 // proof type of signatures; the signature itself is in the result).
-import { signingTargetKeywords, transactionPolicyContext } from '../domain/policy-context.js';
+import { signingTargetKeywords, transactionPolicyContext } from '../domain/governance/policy-context.js';
 import {
   parseForSigning,
   payloadPolicyKeywords,
   resolveSigningTarget,
   signParsedTransaction,
   signRawPayloads,
-} from '../domain/signing.js';
+} from '../domain/keys/signing.js';
 import type { OperationContext } from '../domain/context.js';
 import type { PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';

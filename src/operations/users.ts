@@ -1,9 +1,9 @@
 // User operations (interface-spec.md §4.3, §4.6): create_users, create_api_only_users (swagger
 // v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; USER/CREATE as semantics §1.3 lists it),
 // update_user and its single-field variants, delete_users, get_user, list_users.
-import { verifyContactUpdate } from '../domain/verified-contacts.js';
-import { createApiOnlyUsers, createUsers, deleteUsers, requireUser, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/users.js';
-import { authenticatorParamsFromV1 } from '../domain/authenticators.js';
+import { verifyContactUpdate } from '../domain/identity/verified-contacts.js';
+import { createApiOnlyUsers, createUsers, deleteUsers, requireUser, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/identity/users.js';
+import { authenticatorParamsFromV1 } from '../domain/identity/authenticators.js';
 import { defineActivity, defineQuery } from './define.js';
 
 const USER_RESOURCE = 'USER';
@@ -70,7 +70,7 @@ export const updateUserNameOp = defineActivity<{ userId: string; userName: strin
 });
 
 // With a verificationToken naming the new contact, the contact is recorded as verified (the token's
-// login use is spent); without one a changed contact is unverified (src/domain/verified-contacts.ts).
+// login use is spent); without one a changed contact is unverified (src/domain/identity/verified-contacts.ts).
 export const updateUserEmailOp = defineActivity<{ userId: string; userEmail: string; verificationToken?: string }, { userId: string }>({
   path: 'update_user_email',
   type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',

@@ -14,7 +14,7 @@
 // beside the threshold, so an operator (the dashboard's Velocity controls page) sees how close each
 // group is to its limit. The aggregate is read as a policy check reads it (velocity-limits.ts).
 import type { OperationContext } from '../domain/context.js';
-import { groupAggregates } from '../domain/velocity-limits.js';
+import { groupAggregates } from '../domain/keys/velocity-limits.js';
 import type { VelocityControlRow } from '../store/repositories/velocity-controls.js';
 import {
   controlOf,
@@ -23,7 +23,7 @@ import {
   deleteVelocityControl,
   requireVelocityControl,
   velocityControlRecord,
-} from '../domain/velocity-controls.js';
+} from '../domain/keys/velocity-controls.js';
 import { invalid } from '../errors/errors.js';
 import { pageLimit, requireCursors } from '../domain/records.js';
 import { ACTIVITY_TYPES } from '../schemas/index.js';

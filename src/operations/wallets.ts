@@ -14,9 +14,9 @@ import {
   requireWallet,
   walletRecord,
   type WalletAccountParams,
-} from '../domain/wallets.js';
+} from '../domain/keys/wallets.js';
 import { invalid } from '../errors/errors.js';
-import { walletDerivationFacts } from '../domain/app-proofs.js';
+import { walletDerivationFacts } from '../domain/keys/app-proofs.js';
 import { defineActivity, defineQuery } from './define.js';
 
 export const createWalletOp = defineActivity<

@@ -18,7 +18,7 @@ import {
   type CreateWebhookEndpointParams,
   type KnownValues,
   type UpdateWebhookEndpointParams,
-} from '../domain/webhooks.js';
+} from '../domain/governance/webhooks.js';
 import { ACTIVITY_TYPES, definitions } from '../schemas/index.js';
 import { defineActivity, defineQuery } from './define.js';
 

@@ -3,7 +3,7 @@
 // recorded as ACTIVITY_STATUS_CONSENSUS_NEEDED with its parameters sealed; every vote (an
 // approve_activity, a reject_activity, or the same body submitted by another user) re-runs the
 // decision, and the vote that completes consensus runs the activity in the vote's own transaction.
-// MFA policies (issue 19, src/domain/mfa-policies.ts) ride on the same machinery: a submission that
+// MFA policies (issue 19, src/domain/identity/mfa-policies.ts) ride on the same machinery: a submission that
 // lacks the methods its submitter's matching MFA policy requires is recorded as
 // ACTIVITY_STATUS_AUTHENTICATORS_NEEDED, sealed the same way, and the submitter's approvals stamped
 // with those methods complete it under the same row lock; an approver's vote counts once the
@@ -12,24 +12,24 @@ import { ActivityStatus } from '../activity/status.js';
 import type { ActivityRecords } from '../activity/reader.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller, type OperationContext, type Services } from '../domain/context.js';
 import { newId } from '../domain/ids.js';
-import { policyOutcomeFact, proveFacts } from '../domain/app-proofs.js';
+import { policyOutcomeFact, proveFacts } from '../domain/keys/app-proofs.js';
 import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding, Registry } from '../operations/registry.js';
 import { type ActivityRow, type PendingAuditEntry, type Repositories, type Store, type VoteRow } from '../store/index.js';
 import { checkSessionScope, decide, decidingOrganization, includedInConsensus, mfaContexts, ownContexts, type Decision, type DecisionInput } from './authorize.js';
-import { assignMethods, matchingMfaPolicy, presentedMethod, type PresentedMethod, type RequiredStep } from '../domain/mfa-policies.js';
+import { assignMethods, matchingMfaPolicy, presentedMethod, type PresentedMethod, type RequiredStep } from '../domain/identity/mfa-policies.js';
 import type { ActivityMfaRow } from '../store/index.js';
 import type { PolicyContext } from '../policy/index.js';
-import { loadCompiledPolicies } from '../domain/policies.js';
-import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/velocity-limits.js';
+import { loadCompiledPolicies } from '../domain/governance/policies.js';
+import { controlsOf, measure, needsReservation, record, release, reserve, type Measurement, type Reservation } from '../domain/keys/velocity-limits.js';
 import type { PolicyEvaluation } from './policy-engine.js';
 import { activityEntry, appendAudit, voteEntry } from '../audit/record.js';
 import type { PolicyEvaluationRow } from '../store/repositories/policies.js';
 import type { PipelineResponse } from './pipeline.js';
 import { redactSecrets } from '../operations/secret-fields.js';
 import { renderActivity } from '../activity/record.js';
-import { endpointsFor, webhookDeliveryRows, type EventEndpoint } from '../domain/webhooks.js';
+import { endpointsFor, webhookDeliveryRows, type EventEndpoint } from '../domain/governance/webhooks.js';
 import type { WebhookDeliveryRow } from '../store/index.js';
 
 /**
@@ -135,7 +135,7 @@ export class ActivityRunner {
 
   /**
    * The decision on a submission, with its velocity control counts reserved when it is allowed
-   * (src/domain/velocity-limits.ts). An organization with no controls, whose policies read none,
+   * (src/domain/keys/velocity-limits.ts). An organization with no controls, whose policies read none,
    * costs nothing here: both lists come from the read cache.
    */
   private async decideAndReserve(input: DecisionInput): Promise<{ decision: Decision; reservation?: Reservation }> {
@@ -635,7 +635,7 @@ export class ActivityRunner {
   }
 
   /**
-   * The MFA state of a submission (src/domain/mfa-policies.ts): the first of the submitter's MFA
+   * The MFA state of a submission (src/domain/identity/mfa-policies.ts): the first of the submitter's MFA
    * policies whose condition holds, with the method the submission's stamp presents; undefined when
    * none matches (an organization without MFA policies costs one cached read).
    */

@@ -5,7 +5,7 @@
 import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, SCHEME_CURVE, type ApiKeyStamp, type Stamp, type WebauthnStamp } from '../auth/stamp.js';
 import { authenticateWebauthnStamp } from '../auth/webauthn.js';
 import type { WebauthnExpectations } from '../crypto/webauthn.js';
-import { isExpired } from '../domain/api-keys.js';
+import { isExpired } from '../domain/identity/api-keys.js';
 import { WEBAUTHN_VOTE_SCHEME, type Caller } from '../domain/context.js';
 import { SigilError } from '../errors/errors.js';
 import type { OrganizationRow, Repositories } from '../store/index.js';

@@ -6,10 +6,10 @@
 // the approvals so far. Users may manage their own credentials when no policy speaks to it, and a
 // root user below the threshold waits for the other root users. A session made with a session
 // profile may submit only the activities its profile's scope allows (checkSessionScope).
-import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/policy-context.js';
+import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/governance/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
-import { loadCompiledPolicies } from '../domain/policies.js';
-import { sessionScope } from '../domain/session-profiles.js';
+import { loadCompiledPolicies } from '../domain/governance/policies.js';
+import { sessionScope } from '../domain/identity/session-profiles.js';
 import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import { evaluatePolicyExpression, fieldMatches, type PolicyContext } from '../policy/index.js';
@@ -118,7 +118,7 @@ export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitte
 
 /**
  * The contexts an MFA policy's condition is judged in: the activity's own keywords, `activity` and
- * `time`, as policies see them (src/domain/mfa-policies.ts).
+ * `time`, as policies see them (src/domain/identity/mfa-policies.ts).
  */
 export async function mfaContexts(input: Omit<DecisionInput, 'votes' | 'submitter' | 'org'>): Promise<PolicyContext[]> {
   const shared = { activity: activityOf(input), time: { now: new Date(input.now) } };

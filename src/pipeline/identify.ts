@@ -7,7 +7,7 @@
 //    parent's organizationId and learn their sub-organization from the session).
 import type { ApiKeyStamp, WebauthnStamp } from '../auth/stamp.js';
 import type { Caller } from '../domain/context.js';
-import { requireOrganization } from '../domain/organizations.js';
+import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError } from '../errors/errors.js';
 import type { Declaration } from '../operations/define.js';
 import type { OrganizationRow, Repositories } from '../store/index.js';

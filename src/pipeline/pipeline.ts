@@ -8,7 +8,7 @@ import type { ActivityRecords } from '../activity/reader.js';
 import { fingerprintOf } from '../activity/fingerprint.js';
 import type { Config } from '../config/config.js';
 import type { OperationContext, Services } from '../domain/context.js';
-import { requireOrganization } from '../domain/organizations.js';
+import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
@@ -19,12 +19,12 @@ import { ActivityRunner } from './activity-runner.js';
 import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
 import { jsonLimits, type JsonLimits } from './input-limits.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
-import { readOnlySessionCaller } from '../domain/sessions.js';
-import { enforceIpAllowlist } from '../domain/ip-allowlists.js';
+import { readOnlySessionCaller } from '../domain/identity/sessions.js';
+import { enforceIpAllowlist } from '../domain/governance/ip-allowlists.js';
 import { RateLimiter } from './rate-limit.js';
 import { credentialPublicKey } from '../domain/context.js';
 import { parseStamp, type AttestedStamp } from '../auth/stamp.js';
-import { attestedCaller } from '../domain/attested-stamps.js';
+import { attestedCaller } from '../domain/identity/attested-stamps.js';
 import { refusedEntry } from '../audit/record.js';
 
 export interface PipelineRequest {
@@ -167,7 +167,7 @@ export class Pipeline {
     return store.reads(parent ? [organizationId, parent] : [organizationId], fingerprint ? { organizationId, fingerprint } : undefined);
   }
 
-  /** An X-Stamp-Attested request: only login activities take one (src/domain/attested-stamps.ts). */
+  /** An X-Stamp-Attested request: only login activities take one (src/domain/identity/attested-stamps.ts). */
   private attestedCaller(decl: ActivityDeclaration | QueryDeclaration, stamp: AttestedStamp, target: OrganizationRow, now: number) {
     if (decl.kind !== 'activity' || !decl.acceptsAttestedStamp) {
       throw new SigilError(

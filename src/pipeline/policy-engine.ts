@@ -4,7 +4,7 @@
 // but whose consensus does not yet asks for more approvals; otherwise nothing allows (implicit deny).
 // Evaluation errors never allow (src/policy/outcome.ts decides how a failed field counts).
 import { evaluatePolicyExpression, fieldMatches, type PolicyContext } from '../policy/index.js';
-import type { CompiledPolicy } from '../domain/policies.js';
+import type { CompiledPolicy } from '../domain/governance/policies.js';
 
 export type PolicyOutcome =
   | 'OUTCOME_ALLOW'

@@ -379,7 +379,7 @@ export interface AuthProxyConfigTable {
   api_key_id: string;
   /** Barrier ciphertext of the API key's P-256 private key, bound to (auth_proxy_configs, id, private_key). */
   private_key: string;
-  /** JSON of the AuthProxySettings (src/domain/auth-proxy-configs.ts). */
+  /** JSON of the AuthProxySettings (src/domain/identity/auth-proxy-configs.ts). */
   settings: string;
   enabled: number;
   created_at: number;

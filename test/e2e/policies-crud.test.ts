@@ -10,8 +10,8 @@ import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient, type RawResponse } from '../helpers/clients.js';
 import { dbSnapshot } from '../helpers/db-snapshot.js';
 import { Store } from '../../src/store/index.js';
-import { compiledPolicyCacheSize, loadCompiledPolicies } from '../../src/domain/policies.js';
-import { decodeEthCallForPolicy } from '../../src/domain/contract-interfaces.js';
+import { compiledPolicyCacheSize, loadCompiledPolicies } from '../../src/domain/governance/policies.js';
+import { decodeEthCallForPolicy } from '../../src/domain/keys/contract-interfaces.js';
 import { evaluatePolicyExpression } from '../../src/policy/index.js';
 
 let sigil: SigilInstance;

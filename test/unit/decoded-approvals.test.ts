@@ -11,7 +11,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import bs58 from 'bs58';
 import { TronWeb } from 'tronweb';
 import { parseAbi } from '../../src/crypto/abi.js';
-import { decodeSigningIntent, declaredDecimals, type DecodeSources, type DecodedView } from '../../src/domain/decoded-approvals.js';
+import { decodeSigningIntent, declaredDecimals, type DecodeSources, type DecodedView } from '../../src/domain/keys/decoded-approvals.js';
 
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
 const SAFE = '0x1111111111111111111111111111111111111111';

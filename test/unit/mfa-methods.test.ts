@@ -1,8 +1,8 @@
-// Which presented credentials meet which steps of an MFA policy (src/domain/mfa-policies.ts
+// Which presented credentials meet which steps of an MFA policy (src/domain/identity/mfa-policies.ts
 // assignMethods): one credential per step, every step when some assignment does it, whatever order
 // the stamps came in; a pinned `id` accepts only that credential.
 import { describe, expect, it } from 'vitest';
-import { assignMethods, presentedMethod, DEFAULT_SESSION_ID, type PresentedMethod } from '../../src/domain/mfa-policies.js';
+import { assignMethods, presentedMethod, DEFAULT_SESSION_ID, type PresentedMethod } from '../../src/domain/identity/mfa-policies.js';
 
 const PASSKEY = 'AUTHENTICATION_TYPE_PASSKEY';
 const API_KEY = 'AUTHENTICATION_TYPE_API_KEY';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Registry } from '../../src/operations/registry.js';
 import { defineActivity, defineQuery } from '../../src/operations/define.js';
 import { redactSecrets, secretFieldsOf } from '../../src/operations/secret-fields.js';
-import { activityKind } from '../../src/domain/policy-context.js';
+import { activityKind } from '../../src/domain/governance/policy-context.js';
 import table from '../vectors/activity-resources.json';
 
 function testSources(dir: string): string {

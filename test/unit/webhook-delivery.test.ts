@@ -1,5 +1,5 @@
 // Webhook destinations and one delivery (src/delivery/webhook-http.ts) and the retry schedule
-// (src/domain/webhook-dispatcher.ts): a host name is judged by the addresses it really resolves to
+// (src/domain/governance/webhook-dispatcher.ts): a host name is judged by the addresses it really resolves to
 // (localhost through the system resolver), listed hosts may use plain http, redirects are not
 // followed, a receiver that does not answer is cut at the deadline, and retry delays double, are
 // jittered into their upper half and stop growing at the ceiling.
@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDestinations, parseAllowedHosts, postWebhook } from '../../src/delivery/webhook-http.js';
-import { retryDelay } from '../../src/domain/webhook-dispatcher.js';
+import { retryDelay } from '../../src/domain/governance/webhook-dispatcher.js';
 
 let server: Server;
 let port = 0;

@@ -1,5 +1,5 @@
 // The webhook outbox on a real database (embedded SQLite, or PostgreSQL when SIGIL_TEST_DATABASE_URL
-// is set), with explicit clock values: enqueueWebhookEvent (src/domain/webhooks.ts, the one call
+// is set), with explicit clock values: enqueueWebhookEvent (src/domain/governance/webhooks.ts, the one call
 // other features make) routes an event to the organization's and its parent's subscribed endpoints
 // inside the caller's transaction, so a rolled-back transaction leaves no event; a claimed row is
 // leased to one dispatcher until its lease expires; one subject's events are claimed in order; a
@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store, type WebhookEndpointRow } from '../../src/store/index.js';
-import { enqueueWebhookEvent } from '../../src/domain/webhooks.js';
+import { enqueueWebhookEvent } from '../../src/domain/governance/webhooks.js';
 import { dropSchema, freshDeploymentEnv } from '../helpers/sigil.js';
 import { execSql } from '../helpers/db-snapshot.js';
 

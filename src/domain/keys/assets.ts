@@ -9,7 +9,7 @@
 import { EvmRpcError, type EvmRpc } from '../../delivery/evm-rpc.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { OperationContext } from '../context.js';
-import { resolveSigningTarget } from '../signing.js';
+import { resolveSigningTarget } from './signing.js';
 import { notSupported, unavailable, type Broadcasting } from './broadcasting.js';
 
 /** v1AssetMetadata. */

@@ -26,8 +26,8 @@ import type { Repositories, SendTransactionRow } from '../../store/index.js';
 import type { EvmAssetSetting } from '../../config/config.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { isUniqueViolation } from '../../store/index.js';
-import { enqueueWebhookEvent } from '../webhooks.js';
-import { parseForSigning, resolveSigningTarget, signEip7702Authorization, signParsedTransaction, type SigningTarget } from '../signing.js';
+import { enqueueWebhookEvent } from '../governance/webhooks.js';
+import { parseForSigning, resolveSigningTarget, signEip7702Authorization, signParsedTransaction, type SigningTarget } from './signing.js';
 
 export const TX_STATUS = {
   INITIALIZED: 'INITIALIZED',

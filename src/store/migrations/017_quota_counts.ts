@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isSqlite, qualified } from './trigger-helpers.js';
 
-/** The tables a quota counts, as src/domain/quotas.ts names them. */
+/** The tables a quota counts, as src/domain/governance/quotas.ts names them. */
 export const COUNTED_TABLES = ['users', 'policies', 'wallets', 'private_keys', 'user_tags', 'private_key_tags'] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {

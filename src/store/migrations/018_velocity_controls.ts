@@ -1,12 +1,12 @@
 // Migration 018: velocity controls (issue 17; @turnkey/http 6.6.0 v1VelocityControl). Three tables:
 //
 // - `velocity_controls`: the controls of an organization, as created (data source and aggregation
-//   kept as the JSON the client sent, checked by src/domain/velocity-controls.ts). The request
+//   kept as the JSON the client sent, checked by src/domain/keys/velocity-controls.ts). The request
 //   path reads them from the read cache, so the table bumps its organization's cache generation
 //   like every cached table (migration 015): an organization without controls pays no query.
 // - `velocity_counts`: what counted, per control, per group (the organization, a user, a wallet)
 //   and per time bucket (a rolling window keeps ~100; bucket -1 holds a group's running total, so a
-//   check reads the total and the buckets that just fell out, src/domain/velocity-limits.ts), an
+//   check reads the total and the buckets that just fell out, src/domain/keys/velocity-limits.ts), an
 //   infinite window one row. Amounts are decimal strings of the aggregate scaled by 10^18 (the
 //   threshold's 18 fractional digits), since neither store has an integer that holds 38 digits + 18.
 // - `velocity_groups`: one row per control and group, the row a reservation locks so that two

@@ -1,7 +1,7 @@
 // Migration 019: MFA policies (issue 19; swagger v1MfaPolicy, v1MfaStatus). Two tables:
 //
 // - `mfa_policies`: a user's MFA policies (condition in the policy language, the ordered steps of
-//   required authentication methods as the JSON the client sent, checked by src/domain/mfa-policies.ts).
+//   required authentication methods as the JSON the client sent, checked by src/domain/identity/mfa-policies.ts).
 //   `order_index` is unique per user, so "the first matching policy by order" is always one policy.
 //   The request path reads them from the read cache, so the table bumps its organization's cache
 //   generation like every cached table (migration 015): an organization without MFA policies pays

@@ -3,7 +3,7 @@
 //
 // - `session_profiles`: the profiles an organization created. Immutable (the API has no update or
 //   delete), so the request path may cache a profile's compiled scope by id for the life of the
-//   process (src/domain/session-profiles.ts) and the table needs no cache-generation trigger.
+//   process (src/domain/identity/session-profiles.ts) and the table needs no cache-generation trigger.
 //   Names are unique per organization, so an operator can tell profiles apart in a list.
 // - `api_keys.session_profile_id`: the profile a login key (CREDENTIAL_TYPE_LOGIN) was created with;
 //   null for every other key. No foreign key: a sub-organization's login key may name its parent's

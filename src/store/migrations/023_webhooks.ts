@@ -2,7 +2,7 @@
 // Two tables:
 //
 // - `webhook_endpoints`: an organization's endpoints with their subscriptions (the JSON array of
-//   v1WebhookSubscriptionParams as validated by src/domain/webhooks.ts). The request path reads an
+//   v1WebhookSubscriptionParams as validated by src/domain/governance/webhooks.ts). The request path reads an
 //   organization's active endpoints from the read cache, so the table bumps its organization's cache
 //   generation like every cached table (migration 015): an organization (and parent) without
 //   endpoints pays no query to find that out. Only changes of configuration bump it — the delivery

@@ -18,7 +18,7 @@ export class OrganizationsRepo {
 
   /**
    * Inside a transaction: holds the organization's row until commit, so that writers which count
-   * before they add (quotas, src/domain/quotas.ts) take turns per organization instead of both
+   * before they add (quotas, src/domain/governance/quotas.ts) take turns per organization instead of both
    * passing on the same count. PostgreSQL: SELECT ... FOR NO KEY UPDATE, the row lock that does not
    * conflict with the KEY SHARE lock every insert of a row referencing the organization takes (a
    * transaction that has recorded its activity holds one; FOR UPDATE would deadlock two of them).

@@ -1,13 +1,13 @@
 // Velocity controls and what counted toward them. SQL for the `velocity_controls`,
 // `velocity_groups` and `velocity_counts` tables (migration 018; issue 17).
 //
-// A reservation (src/domain/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
+// A reservation (src/domain/keys/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
 // group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read
 // and written. Two processes reserving against one control and group therefore take turns on
 // PostgreSQL; on SQLite the write transaction already excludes every other writer.
 //
 // `velocity_counts.bucket` -1 is not a time: a rolling window's group keeps its running total
-// there (the sum of its stored time buckets, src/domain/velocity-limits.ts), so `prune` spares it.
+// there (the sum of its stored time buckets, src/domain/keys/velocity-limits.ts), so `prune` spares it.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VelocityControlTable } from '../schema.js';
 import { OrganizationScopedRepo } from './org-scoped.js';
@@ -69,7 +69,7 @@ export class VelocityControlsRepo extends OrganizationScopedRepo<'velocity_contr
 
   /**
    * The rows of a group before `beforeBucket`, and bucket `alsoBucket` if given: with a rolling
-   * window, the group's running total (bucket -1, src/domain/velocity-limits.ts) and the buckets
+   * window, the group's running total (bucket -1, src/domain/keys/velocity-limits.ts) and the buckets
    * that fell out of the window since they were last pruned, in one statement.
    */
   async before(controlId: string, groupKey: string, beforeBucket: number, alsoBucket?: number): Promise<{ bucket: number; amount: string }[]> {

@@ -1,7 +1,7 @@
 // Webhook endpoints and the webhook outbox: SQL for `webhook_endpoints` and `webhook_deliveries`
 // (migration 023; issue 18).
 //
-// Claiming (the dispatcher, src/domain/webhook-dispatcher.ts): a row is tried by one process at a
+// Claiming (the dispatcher, src/domain/governance/webhook-dispatcher.ts): a row is tried by one process at a
 // time. `claim` sets a lease on due pending rows in one statement; on PostgreSQL the rows are picked
 // `FOR UPDATE SKIP LOCKED`, so two processes claiming at once take different rows, and a row whose
 // lease has not expired is nobody else's. A process that dies mid-delivery leaves a lease that

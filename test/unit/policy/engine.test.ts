@@ -43,7 +43,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { CompiledPolicy } from '../../../src/domain/policies.js';
+import type { CompiledPolicy } from '../../../src/domain/governance/policies.js';
 import type { PolicyDecision, PolicyOutcome } from '../../../src/pipeline/policy-engine.js';
 import { evaluatePolicies } from '../../../src/pipeline/policy-engine.js';
 import type { ExpressionKind, PolicyContext, PolicyEffect } from '../../../src/policy/index.js';

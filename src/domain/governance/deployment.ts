@@ -1,0 +1,118 @@
+// The deployment: what `sigil init` creates once (barrier data key, the deployment signer key, the
+// root organization with its root user and API key, the root quorum) and what `sigil serve` loads.
+// All of init's writes happen in one transaction, so a failed init leaves nothing behind, and the
+// `root_organization_id` fact makes a second init refuse without changing anything.
+import { newId } from '../ids.js';
+import { generateP256KeyPair, P256Signer } from '../../crypto/p256.js';
+import { Barrier } from '../../barrier/barrier.js';
+import type { Repositories, Store } from '../../store/index.js';
+
+export const META = {
+  rootOrganizationId: 'root_organization_id',
+  wrappedDataKey: 'barrier.wrapped_data_key',
+  signerPublicKey: 'deployment_signer.public_key',
+  signerPrivateKey: 'deployment_signer.private_key',
+} as const;
+
+const SIGNER_LOCATION = { table: 'meta', rowId: META.signerPrivateKey, column: 'value' };
+
+export interface InitResult {
+  organizationId: string;
+  userId: string;
+  apiKeyId: string;
+  apiPublicKey: string;
+  apiPrivateKey: string;
+  signerPublicKey: string;
+}
+
+export async function isInitialized(repos: Repositories): Promise<boolean> {
+  return (await repos.meta.get(META.rootOrganizationId)) !== undefined;
+}
+
+export async function initializeDeployment(
+  store: Store,
+  masterKey: Buffer,
+  opts: { organizationName?: string; userName?: string; now?: number } = {},
+): Promise<InitResult> {
+  const now = opts.now ?? Date.now();
+  const { barrier, wrappedDataKey } = Barrier.create(masterKey);
+  const signer = generateP256KeyPair();
+  const apiKey = generateP256KeyPair();
+  const organizationId = newId();
+  const userId = newId();
+  const apiKeyId = newId();
+  await store.transaction(async (repos) => {
+    // Inserting the root-organization fact first makes a concurrent second init fail on the key.
+    await repos.meta.insert(META.rootOrganizationId, organizationId);
+    await repos.meta.insert(META.wrappedDataKey, wrappedDataKey);
+    await repos.meta.insert(META.signerPublicKey, Buffer.from(signer.publicKeyUncompressed).toString('hex'));
+    await repos.meta.insert(META.signerPrivateKey, barrier.seal(signer.privateKey, SIGNER_LOCATION));
+    await repos.organizations.insert({
+      id: organizationId,
+      name: opts.organizationName ?? 'Root organization',
+      parent_organization_id: null,
+      root_quorum_threshold: 1,
+      created_at: now,
+      updated_at: now,
+    });
+    await repos.users.insert({
+      id: userId,
+      organization_id: organizationId,
+      user_name: opts.userName ?? 'Root user',
+      user_email: null,
+      user_phone_number: null,
+      email_verified_at: null,
+      phone_number_verified_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    await repos.apiKeys.insert([
+      {
+        id: apiKeyId,
+        organization_id: organizationId,
+        user_id: userId,
+        api_key_name: 'Root API key',
+        public_key: Buffer.from(apiKey.publicKey).toString('hex'),
+        curve_type: 'API_KEY_CURVE_P256',
+        credential_type: 'CREDENTIAL_TYPE_API_KEY_P256',
+        expiration_seconds: null,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+        session_profile_id: null,
+      },
+    ]);
+    await repos.organizations.setRootQuorum(organizationId, 1, [userId], now);
+  });
+  return {
+    organizationId,
+    userId,
+    apiKeyId,
+    apiPublicKey: Buffer.from(apiKey.publicKey).toString('hex'),
+    apiPrivateKey: Buffer.from(apiKey.privateKey).toString('hex'),
+    signerPublicKey: Buffer.from(signer.publicKeyUncompressed).toString('hex'),
+  };
+}
+
+export interface LoadedDeployment {
+  rootOrganizationId: string;
+  barrier: Barrier;
+  signer: P256Signer;
+}
+
+/** Opens the barrier with the master key and loads the signer key; fails clearly when uninitialized. */
+export async function loadDeployment(repos: Repositories, masterKey: Buffer): Promise<LoadedDeployment> {
+  const rootOrganizationId = await repos.meta.get(META.rootOrganizationId);
+  const wrapped = await repos.meta.get(META.wrappedDataKey);
+  const signerPub = await repos.meta.get(META.signerPublicKey);
+  const signerSealed = await repos.meta.get(META.signerPrivateKey);
+  if (!rootOrganizationId || !wrapped || !signerPub || !signerSealed) {
+    throw new Error('this deployment is not initialized: run "sigil init" first');
+  }
+  const barrier = Barrier.unseal(masterKey, wrapped);
+  const privateKey = barrier.open(signerSealed, SIGNER_LOCATION);
+  const signer = new P256Signer(privateKey);
+  privateKey.fill(0);
+  if (signer.publicKeyUncompressedHex !== signerPub) throw new Error('the stored deployment signer key does not match its public key');
+  return { rootOrganizationId, barrier, signer };
+}

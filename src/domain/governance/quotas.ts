@@ -1,0 +1,137 @@
+// Resource quotas (turnkey-semantics.md §8 "Resource limits per organization", from the reference
+// service's reference/resource-limits.mdx; §6 "API keys" for the per-user credential limits and the
+// eviction of expiring keys). Every documented limit is declared here once; the create paths call
+// `reserve` (per organization) or `enforceApiKeyLimits` (per user) before they write.
+//
+//  - A refusal is 429 / gRPC 8 with turnkeyErrorCode RATE_LIMIT_EXCEEDED (of the reference's codes
+//    the one for a ResourceExhausted that is not about signing) and the documented message where one
+//    exists (`user has exceeded maximum long-lived api keys`, `… short-lived api keys`,
+//    `… authenticators`). The reference documents no message for the organization limits; ours
+//    follow the same shape: `organization has exceeded maximum users: …`.
+//  - Counts are kept per organization by triggers (migration 017) and read inside the activity's
+//    transaction with the counter's row locked (QuotasRepo.lockCount), so two concurrent creates on
+//    PostgreSQL cannot both pass on the same count, and nothing counts every row of a table; the
+//    refused activity's transaction rolls back and nothing is written.
+//  - "Tags 100 / 10" is applied to user tags and private key tags separately (each kind up to the
+//    limit), the reading that never refuses what the reference service would accept.
+//  - Expiring API keys beyond 10 are not refused: making room deletes expired keys first, then the
+//    oldest (never the key the request is stamped with), as resource-limits.mdx describes
+//    (semantics §10 item 8 chooses this over the 429 errors.mdx still lists; that 429 is kept for
+//    the one case eviction cannot help: more than 10 expiring keys in one request).
+import { SigilError } from '../../errors/errors.js';
+import type { ApiKeyRow, OrganizationRow, QuotaTable, Repositories } from '../../store/index.js';
+// api-keys.ts calls back into this module from insertApiKeys; only functions cross, so the cycle is harmless.
+import { isExpired } from '../identity/api-keys.js';
+
+export interface OrganizationQuota {
+  table: QuotaTable;
+  /** Plural noun for messages. */
+  noun: string;
+  /** Limit for a top-level organization and for a sub-organization. */
+  parent: number;
+  subOrganization: number;
+}
+
+/** Per-organization limits (resource-limits.mdx: "imposed globally and cannot be increased"). */
+export const ORGANIZATION_QUOTAS = {
+  users: { table: 'users', noun: 'users', parent: 100, subOrganization: 100 },
+  policies: { table: 'policies', noun: 'policies', parent: 100, subOrganization: 100 },
+  wallets: { table: 'wallets', noun: 'wallets', parent: 100, subOrganization: 100 },
+  privateKeys: { table: 'private_keys', noun: 'private keys', parent: 1000, subOrganization: 1000 },
+  userTags: { table: 'user_tags', noun: 'user tags', parent: 100, subOrganization: 10 },
+  privateKeyTags: { table: 'private_key_tags', noun: 'private key tags', parent: 100, subOrganization: 10 },
+  // Not in resource-limits.mdx (secrets came later); as many as private keys, the material they sit beside.
+  secrets: { table: 'secrets', noun: 'secrets', parent: 1000, subOrganization: 1000 },
+} as const satisfies Record<string, OrganizationQuota>;
+
+export type OrganizationQuotaName = keyof typeof ORGANIZATION_QUOTAS;
+
+/** Per-user credential limits (resource-limits.mdx; turnkey-semantics.md §6). */
+export const MAX_LONG_LIVED_API_KEYS_PER_USER = 10;
+export const MAX_EXPIRING_API_KEYS_PER_USER = 10;
+export const MAX_AUTHENTICATORS_PER_USER = 10;
+export const MAX_OAUTH_PROVIDERS_PER_USER = 10;
+
+export const LONG_LIVED_API_KEYS_MESSAGE = 'user has exceeded maximum long-lived api keys';
+export const SHORT_LIVED_API_KEYS_MESSAGE = 'user has exceeded maximum short-lived api keys';
+
+/**
+ * Operator overrides (SIGIL_QUOTAS), set once at start-up by the composition root: a self-hosted
+ * deployment may need more than the reference service's fixed limits (a custody desk with thousands
+ * of wallets). An override applies to organizations and sub-organizations alike.
+ */
+let overrides: Partial<Record<OrganizationQuotaName, number>> = {};
+
+export function configureQuotas(limits: Partial<Record<OrganizationQuotaName, number>>): void {
+  for (const name of Object.keys(limits)) {
+    if (!(name in ORGANIZATION_QUOTAS)) throw new Error(`unknown quota ${name}: one of ${Object.keys(ORGANIZATION_QUOTAS).join(', ')}`);
+  }
+  overrides = { ...limits };
+}
+
+function limitOf(quota: OrganizationQuota, organization: OrganizationRow, name: OrganizationQuotaName): number {
+  return overrides[name] ?? (organization.parent_organization_id ? quota.subOrganization : quota.parent);
+}
+
+/**
+ * Refuses the activity when `adding` more of `name` would take the organization over its limit.
+ * Must run inside the activity's transaction, before the rows are written; the organization's row
+ * stays locked until commit so a concurrent create counts after this one's rows exist.
+ */
+export async function reserve(repos: Repositories, organization: OrganizationRow, name: OrganizationQuotaName, adding: number): Promise<void> {
+  if (adding <= 0) return;
+  const quota = ORGANIZATION_QUOTAS[name];
+  const limit = limitOf(quota, organization, name);
+  const has = await repos.quotas.lockCount(quota.table, organization.id);
+  if (has + adding > limit) {
+    const holder = organization.parent_organization_id ? 'a sub-organization' : 'an organization';
+    throw new SigilError(
+      'RATE_LIMIT_EXCEEDED',
+      `organization has exceeded maximum ${quota.noun}: ${holder} holds at most ${limit} ${quota.noun} (has ${has}, adding ${adding})`,
+    );
+  }
+}
+
+/**
+ * Per-user API key limits for keys about to be inserted (`rows`, built at `now`): at most 10
+ * long-lived keys, refused beyond that; at most 10 expiring keys, older ones deleted to make room
+ * (expired first, then oldest; `keepKeyId`, the key stamping the request, is never deleted).
+ */
+export async function enforceApiKeyLimits(
+  repos: Repositories,
+  organizationId: string,
+  rows: ApiKeyRow[],
+  opts: { now: number; keepKeyId?: string },
+): Promise<void> {
+  if (rows.length === 0) return;
+  await repos.organizations.lockForUpdate(organizationId);
+  for (const userId of new Set(rows.map((r) => r.user_id))) {
+    const adding = rows.filter((r) => r.user_id === userId);
+    const addingLongLived = adding.filter((r) => r.expires_at === null).length;
+    const addingExpiring = adding.length - addingLongLived;
+    const existing = await repos.apiKeys.listForUsers(organizationId, [userId]);
+    const longLived = existing.filter((k) => k.expires_at === null).length;
+    if (longLived + addingLongLived > MAX_LONG_LIVED_API_KEYS_PER_USER) {
+      throw new SigilError(
+        'RATE_LIMIT_EXCEEDED',
+        `${LONG_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_LONG_LIVED_API_KEYS_PER_USER} (has ${longLived}, adding ${addingLongLived})`,
+      );
+    }
+    if (addingExpiring === 0) continue;
+    const expiring = existing.filter((k) => k.expires_at !== null);
+    const excess = expiring.length + addingExpiring - MAX_EXPIRING_API_KEYS_PER_USER;
+    if (excess <= 0) continue;
+    const byAge = (a: ApiKeyRow, b: ApiKeyRow) => a.created_at - b.created_at || a.id.localeCompare(b.id);
+    const evictable = [
+      ...expiring.filter((k) => isExpired(k, opts.now)).sort(byAge),
+      ...expiring.filter((k) => !isExpired(k, opts.now) && k.id !== opts.keepKeyId).sort(byAge),
+    ];
+    if (evictable.length < excess) {
+      throw new SigilError(
+        'RATE_LIMIT_EXCEEDED',
+        `${SHORT_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_EXPIRING_API_KEYS_PER_USER} expiring keys (has ${expiring.length}, adding ${addingExpiring})`,
+      );
+    }
+    await repos.apiKeys.delete(organizationId, userId, evictable.slice(0, excess).map((k) => k.id));
+  }
+}

@@ -1,0 +1,206 @@
+// Users: creation with their credentials, updates, deletion, and the v1User record
+// (interface-spec.md §4.3; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
+import { SigilError, invalid, notFound } from '../../errors/errors.js';
+import type { Repositories, UserRow } from '../../store/index.js';
+import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
+import { authenticatorRecord, registerAuthenticators, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
+import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
+import { oauthProvidersByUser, registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
+import { requireAll } from '../lookup.js';
+import { timestamp, type TimestampObject } from '../records.js';
+import type { ActivityContext } from '../context.js';
+import { reserve } from '../governance/quotas.js';
+// A cycle (mfa-policies.ts checks users with requireUser): only functions cross it, called after both load.
+import { mfaPolicyRecord } from './mfa-policies.js';
+
+export interface UserParams {
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  apiKeys: ApiKeyParams[];
+  authenticators?: AuthenticatorParams[];
+  oauthProviders?: OauthProviderParams[];
+  userTags?: string[];
+}
+
+export interface UserRecord {
+  userId: string;
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  authenticators: AuthenticatorRecord[];
+  apiKeys: ApiKeyRecord[];
+  userTags: string[];
+  oauthProviders: unknown[];
+  createdAt: TimestampObject;
+  updatedAt: TimestampObject;
+  mfaPolicies: ReturnType<typeof mfaPolicyRecord>[];
+}
+
+export async function requireUser(repos: Repositories, organizationId: string, userId: string): Promise<UserRow> {
+  const user = await repos.users.get(organizationId, userId);
+  if (!user) throw notFound(`user not found: ${userId} is not a user of organization ${organizationId}`);
+  return user;
+}
+
+export async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {
+  return (await requireAll(tagIds, (ids) => repos.userTags.getMany(organizationId, ids), `${field}: user tag not found`)).ids;
+}
+
+/**
+ * One user with its API keys, passkeys and OAuth providers, each checked, then written (create_users,
+ * and the root users of create_sub_organization). `who` names it in the one-credential message.
+ */
+export async function insertUserWithCredentials(
+  ctx: Pick<ActivityContext, 'repos' | 'now' | 'newId' | 'services'>,
+  organizationId: string,
+  u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
+  field: string,
+  who: 'a user' | 'a root user',
+): Promise<string> {
+  checkName(u.userName, `${field}.userName`);
+  if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
+  if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
+  if (u.apiKeys.length === 0 && (u.authenticators?.length ?? 0) === 0 && (u.oauthProviders?.length ?? 0) === 0 && !u.userEmail && !u.userPhoneNumber) {
+    throw invalid(`${field}: ${who} needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
+  }
+  const userId = ctx.newId();
+  await ctx.repos.users.insert({
+    id: userId,
+    organization_id: organizationId,
+    user_name: u.userName,
+    user_email: u.userEmail || null,
+    user_phone_number: u.userPhoneNumber || null,
+    email_verified_at: null,
+    phone_number_verified_at: null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  await insertApiKeys(ctx.repos, organizationId, buildApiKeyRows(organizationId, userId, u.apiKeys, ctx.now, ctx.newId));
+  await registerAuthenticators(ctx, organizationId, userId, u.authenticators ?? [], `${field}.authenticators`);
+  await registerOauthProviders(ctx, organizationId, userId, u.oauthProviders ?? [], `${field}.oauthProviders`);
+  return userId;
+}
+
+/**
+ * Creates users with their API keys and tags; all or nothing (the caller's transaction). `list` is
+ * the parameter the users came in (create_api_only_users calls them apiOnlyUsers), for messages.
+ */
+export async function createUsers(ctx: ActivityContext, users: UserParams[], list = 'users'): Promise<string[]> {
+  if (users.length === 0) throw invalid(`${list} must list at least one user`);
+  const orgId = ctx.organization.id;
+  await reserve(ctx.repos, ctx.organization, 'users', users.length);
+  const ids: string[] = [];
+  for (const [i, u] of users.entries()) {
+    const field = `${list}[${i}]`;
+    const tags = await requireTags(ctx.repos, orgId, u.userTags ?? [], `${field}.userTags`);
+    const userId = await insertUserWithCredentials(ctx, orgId, u, field, 'a user');
+    await ctx.repos.users.setTags(orgId, userId, tags);
+    ids.push(userId);
+  }
+  return ids;
+}
+
+export interface UserChanges {
+  userName?: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  userTagIds?: string[];
+}
+
+/** Applies the given changes; an empty email or phone number removes it (interface-spec.md §4.3). */
+export async function updateUser(
+  ctx: ActivityContext,
+  userId: string,
+  changes: UserChanges,
+  /** Contacts a verification token proved (update_user_email / update_user_phone_number). */
+  verified?: { email?: boolean; phone?: boolean },
+): Promise<void> {
+  const orgId = ctx.organization.id;
+  const current = await requireUser(ctx.repos, orgId, userId);
+  const set: Parameters<Repositories['users']['update']>[2] = {};
+  if (changes.userName !== undefined) set.user_name = checkName(changes.userName, 'userName');
+  if (changes.userEmail !== undefined) {
+    set.user_email = changes.userEmail === '' ? null : checkEmail(changes.userEmail);
+    // A changed email is unverified unless a verification token proved the new one.
+    if (verified?.email) set.email_verified_at = ctx.now;
+    else if (set.user_email !== current.user_email) set.email_verified_at = null;
+  }
+  if (changes.userPhoneNumber !== undefined) {
+    set.user_phone_number = changes.userPhoneNumber === '' ? null : checkPhoneNumber(changes.userPhoneNumber);
+    if (verified?.phone) set.phone_number_verified_at = ctx.now;
+    else if (set.user_phone_number !== current.user_phone_number) set.phone_number_verified_at = null;
+  }
+  if (changes.userTagIds !== undefined) {
+    const tags = await requireTags(ctx.repos, orgId, changes.userTagIds, 'userTagIds');
+    await ctx.repos.users.setTags(orgId, userId, tags);
+  }
+  await ctx.repos.users.update(orgId, userId, set, ctx.now);
+}
+
+export async function deleteUsers(ctx: ActivityContext, userIds: string[]): Promise<string[]> {
+  if (userIds.length === 0) throw invalid('userIds must list at least one user');
+  const orgId = ctx.organization.id;
+  const { ids: unique } = await requireAll(userIds, (ids) => ctx.repos.users.getMany(orgId, ids), 'user not found');
+  const quorum = new Set(await ctx.repos.organizations.rootQuorumUserIds(orgId));
+  const inQuorum = unique.filter((u) => quorum.has(u));
+  if (inQuorum.length > 0) {
+    // turnkey-semantics.md §2: a root quorum member must be removed from the quorum first.
+    throw new SigilError(
+      'REQUEST_INVALID',
+      `quorum users missing: ${inQuorum.join(', ')} ${inQuorum.length === 1 ? 'is a member' : 'are members'} of the root quorum; update the root quorum before deleting`,
+    );
+  }
+  await ctx.repos.users.delete(orgId, unique);
+  return unique;
+}
+
+/** Renders users as v1User records with their authenticators, API keys and tags, in the order given. */
+export async function userRecords(repos: Repositories, organizationId: string, rows: UserRow[]): Promise<UserRecord[]> {
+  const ids = rows.map((r) => r.id);
+  const [keys, tags, authenticators] = await Promise.all([
+    repos.apiKeys.listForUsers(organizationId, ids),
+    repos.users.tagIds(ids),
+    repos.authenticators.listForUsers(organizationId, ids),
+  ]);
+  const oauthProviders = await oauthProvidersByUser(repos, organizationId, ids);
+  // The organization's MFA policies come from the read cache, by user and order.
+  const mfaPolicies = await repos.mfaPolicies.list(organizationId);
+  return rows.map((u) => ({
+    userId: u.id,
+    userName: u.user_name,
+    ...(u.user_email !== null ? { userEmail: u.user_email } : {}),
+    ...(u.user_phone_number !== null ? { userPhoneNumber: u.user_phone_number } : {}),
+    authenticators: authenticators.filter((a) => a.user_id === u.id).map(authenticatorRecord),
+    apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyRecord),
+    userTags: tags.get(u.id) ?? [],
+    oauthProviders: oauthProviders.get(u.id) ?? [],
+    createdAt: timestamp(u.created_at),
+    updatedAt: timestamp(u.updated_at),
+    mfaPolicies: mfaPolicies.filter((p) => p.user_id === u.id).map(mfaPolicyRecord),
+  }));
+}
+
+/** An API-only user (v1ApiOnlyUserParams): a name, an optional contact email, tags and API keys. */
+export interface ApiOnlyUserParams {
+  userName: string;
+  userEmail?: string;
+  userTags: string[];
+  apiKeys: ApiKeyParams[];
+}
+
+/**
+ * create_api_only_users: users whose only credentials are API keys, created as create_users creates
+ * users (same checks, quota and transaction) with no passkeys, OAuth providers or phone number. Each
+ * needs at least one API key, since it has no other way to authenticate; the email is a contact.
+ */
+export async function createApiOnlyUsers(ctx: ActivityContext, users: ApiOnlyUserParams[]): Promise<string[]> {
+  users.forEach((u, i) => {
+    if (u.apiKeys.length === 0) throw invalid(`apiOnlyUsers[${i}]: an API-only user needs at least one API key, its only way to authenticate`);
+  });
+  return createUsers(
+    ctx,
+    users.map((u) => ({ userName: u.userName, userEmail: u.userEmail, userTags: u.userTags, apiKeys: u.apiKeys })),
+    'apiOnlyUsers',
+  );
+}
