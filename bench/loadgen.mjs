@@ -1,10 +1,14 @@
 // The bench's own load generator (issue 14): requests stamped before the clock starts and sent over
 // keep-alive connections, the way high-volume clients send, so the figures measure the server and
-// not the client. Alongside throughput and latency it reads what the work cost: the server's CPU
-// time (every thread of every `sigil serve` process, from /proc/<pid>/task/*/schedstat), the CPU of
-// the PostgreSQL backends serving it (same machine), and Sigil's own count of SQL round trips
-// (`sigil_database_round_trips_total` on /metrics).
+// not the client. Each connection writes a request's bytes (built when it was stamped) in one write
+// and reads its answer by Content-Length, as wrk does; node:http's client costs ~100 µs more CPU per
+// request, which on a 2-core machine is taken from the server it measures. Runs start after a warm-up
+// (a serving process is warm; a cold one spends its first seconds compiling). Alongside throughput and
+// latency it reads what the work cost: the server's CPU time (every thread of every `sigil serve`
+// process, from /proc/<pid>/task/*/schedstat), the CPU of the PostgreSQL backends serving it (same
+// machine), and Sigil's own count of SQL round trips (`sigil_database_round_trips_total` on /metrics).
 import http from 'node:http';
+import net from 'node:net';
 import { createECDH, createPrivateKey, sign as cryptoSign } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -31,6 +35,75 @@ export function prestamp(key, path, count, bodyOf) {
     out[i] = { path, body, stamp: stamp(body) };
   }
   return out;
+}
+
+/** The bytes of `r` (from prestamp) as one HTTP/1.1 keep-alive request to `host`. */
+function requestBytes(r, host) {
+  const head = `POST ${r.path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nX-Stamp: ${r.stamp}\r\nContent-Length: ${r.body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), r.body]);
+}
+
+/** Unmeasured load before each run (BENCH_WARMUP_MS): a server is measured warm, as it serves. */
+export const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
+
+const HEADER_END = Buffer.from('\r\n\r\n');
+
+/**
+ * One keep-alive connection sending one request at a time. An answer is framed by its
+ * Content-Length (every answer of Sigil's JSON API has one); anything else fails the request and
+ * closes the connection rather than guess.
+ */
+class Connection {
+  constructor(port, host) {
+    this.socket = net.connect(port, host);
+    this.socket.setNoDelay(true);
+    this.buffered = Buffer.alloc(0);
+    this.waiting = undefined;
+    this.ready = new Promise((resolve, reject) => {
+      this.socket.once('connect', resolve);
+      this.socket.once('error', reject);
+    });
+    this.socket.on('data', (chunk) => this.onData(chunk));
+    this.socket.on('error', (err) => this.fail(err));
+    this.socket.on('close', () => this.fail(new Error('connection closed by the server')));
+  }
+
+  send(bytes) {
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      this.socket.write(bytes);
+    });
+  }
+
+  fail(err) {
+    const w = this.waiting;
+    this.waiting = undefined;
+    this.socket.destroy();
+    w?.reject(err);
+  }
+
+  onData(chunk) {
+    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+    const end = this.buffered.indexOf(HEADER_END);
+    if (end < 0) return;
+    const head = this.buffered.toString('latin1', 0, end);
+    const status = Number(head.slice(9, 12));
+    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+    if (!length) return this.fail(new Error(`HTTP ${status} without Content-Length`));
+    const total = end + HEADER_END.length + Number(length[1]);
+    if (this.buffered.length < total) return;
+    if (this.buffered.length > total) return this.fail(new Error('bytes after the answer to the only request sent'));
+    const body = this.buffered.subarray(end + HEADER_END.length);
+    this.buffered = Buffer.alloc(0);
+    const w = this.waiting;
+    this.waiting = undefined;
+    if (status === 200) w?.resolve(body);
+    else w?.reject(new Error(`HTTP ${status}: ${body.toString('utf8').slice(0, 200)}`));
+  }
+
+  close() {
+    this.socket.destroy();
+  }
 }
 
 function percentile(sorted, p) {
@@ -133,28 +206,38 @@ async function perProcess(url, name, pids) {
 }
 
 /**
- * Sends `requests` (from prestamp) at `concurrency` over keep-alive connections for `durationMs`
- * (or until they run out); `measure` brackets the run with readings of server and database cost.
+ * Sends `requests` (from prestamp) at `concurrency` over keep-alive connections: first for `warmupMs`
+ * unmeasured, then for `durationMs` (or until they run out), bracketed by readings of server and
+ * database cost.
  */
-export async function runLoad({ url, requests, concurrency, durationMs, sigilPid, pgClient }) {
+export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS, sigilPid, pgClient }) {
   const target = new URL(url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const send = (r) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: target.hostname, port: target.port, path: r.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': r.body.length, 'x-stamp': r.stamp } },
-        (res) => {
-          let size = 0;
-          res.on('data', (d) => (size += d.length));
-          res.on('end', () => (res.statusCode === 200 ? resolve(size) : reject(new Error(`HTTP ${res.statusCode}`))));
-        },
-      );
-      req.on('error', reject);
-      req.end(r.body);
-    });
-  // Warm the connections and the server's caches with a few requests, outside the measurement.
+  const bytes = requests.map((r) => requestBytes(r, target.host));
+  const connections = Array.from({ length: concurrency }, () => new Connection(Number(target.port), target.hostname));
+  await Promise.all(connections.map((c) => c.ready));
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, () => send(requests[next++])));
+  // Every connection sends until `until`, each request timed; `onDone` hears each outcome.
+  const drive = (until, onDone) =>
+    Promise.all(
+      connections.map(async (c) => {
+        while (performance.now() < until && next < bytes.length) {
+          const r = bytes[next++];
+          const t0 = performance.now();
+          try {
+            await c.send(r);
+            onDone(performance.now() - t0);
+          } catch (e) {
+            onDone(undefined, e);
+          }
+        }
+      }),
+    );
+  let warmErrors = 0;
+  let warmError;
+  await drive(performance.now() + warmupMs, (ms, e) => {
+    if (e) (warmErrors++, (warmError ??= e.message));
+  });
+  if (warmErrors > 0 && warmErrors === next) throw new Error(`every warm-up request failed: ${warmError}`);
 
   const pids = processTree(sigilPid);
   // With workers, the primary only supervises; the workers answer.
@@ -168,28 +251,17 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   let errors = 0;
   let firstError;
   const started = performance.now();
-  const deadline = started + durationMs;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline && next < requests.length) {
-        const r = requests[next++];
-        const t0 = performance.now();
-        try {
-          await send(r);
-          latencies.push(performance.now() - t0);
-        } catch (e) {
-          errors++;
-          firstError ??= e.message;
-        }
-      }
-    }),
-  );
+  await drive(started + durationMs, (ms, e) => {
+    if (e) (errors++, (firstError ??= e.message));
+    else latencies.push(ms);
+  });
   const elapsed = (performance.now() - started) / 1000;
+  // Read before the metrics requests below, which cost the server a little.
+  const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0), pg: (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + cpuNs(p), 0) };
   // The metrics requests themselves cost no database work.
   const tripsDone = (await trips()) - before.trips;
-  const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0), pg: (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + cpuNs(p), 0) };
   const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
-  agent.destroy();
+  for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
   const done = latencies.length;
   return {
