@@ -161,6 +161,10 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('busy_timeout = 5000');
   // Keep the log from growing on disk once a checkpoint has emptied it.
   database.pragma('journal_size_limit = 67108864');
+  // Statement journals (a multi-row write's undo record) and temporary indexes stay in memory: on
+  // disk each is a file created, written and deleted within one statement, ~30 µs of system time
+  // per signing request when grouped commits used multi-row INSERTs (issue 14).
+  database.pragma('temp_store = MEMORY');
   cacheStatements(database);
   // A second connection for the hot path's reads: in WAL it reads the last commit without waiting
   // for a transaction in progress on the writing connection.
