@@ -337,15 +337,23 @@ export function rawToDerSignature(raw: Uint8Array): Uint8Array {
 const KEY_CACHE_MAX = 4096;
 const publicKeyCache = new Map<string, KeyObject>();
 
+/** Marks a cache entry most recently used (Map iteration order is insertion order). */
+function refreshed(id: string, key: KeyObject): KeyObject {
+  const canonical = id.toLowerCase();
+  publicKeyCache.delete(canonical);
+  publicKeyCache.set(canonical, key);
+  return key;
+}
+
 function publicKeyObject(publicKey: BytesLike): KeyObject {
+  // A key seen before is found by its hex before any decoding: stamps re-use the same few keys, and
+  // only keys that passed the checks below are ever cached (under their canonical lowercase hex).
+  const seen = typeof publicKey === 'string' ? publicKeyCache.get(publicKey.toLowerCase()) : undefined;
+  if (seen) return refreshed(publicKey as string, seen);
   const pub = checkedPoint(publicKey);
   const id = bytesToHex(pub);
   const hit = publicKeyCache.get(id);
-  if (hit) {
-    publicKeyCache.delete(id);
-    publicKeyCache.set(id, hit);
-    return hit;
-  }
+  if (hit) return refreshed(id, hit);
   let key: KeyObject;
   try {
     const prefix = pub.length === 33 ? SPKI_PREFIX_COMPRESSED : SPKI_PREFIX_UNCOMPRESSED;
@@ -367,7 +375,14 @@ function publicKeyObject(publicKey: BytesLike): KeyObject {
  * throws CryptoError('INVALID_PUBLIC_KEY') if the key itself is unusable.
  */
 export function verifyP256Raw(publicKey: BytesLike, message: Uint8Array, signature: BytesLike): boolean {
-  const key = publicKeyObject(publicKey);
+  return verifyWithKey(publicKeyObject(publicKey), message, signature);
+}
+
+const N_BYTES = Buffer.from(bigintTo32(P256_N));
+const ZERO_32 = Buffer.alloc(32);
+
+/** r‖s against an imported key: each of r and s in [1, n-1] (compared as bytes), then OpenSSL. */
+function verifyWithKey(key: KeyObject, message: Uint8Array, signature: BytesLike): boolean {
   let raw: Uint8Array;
   try {
     raw = toBytes(signature);
@@ -375,10 +390,11 @@ export function verifyP256Raw(publicKey: BytesLike, message: Uint8Array, signatu
     return false;
   }
   if (raw.length !== 64) return false;
-  const r = bigintFromBytes(raw.subarray(0, 32));
-  const s = bigintFromBytes(raw.subarray(32));
-  if (r === 0n || s === 0n || r >= P256_N || s >= P256_N) return false;
-  return nodeVerify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw);
+  const sig = Buffer.from(raw.buffer, raw.byteOffset, 64);
+  for (const half of [sig.subarray(0, 32), sig.subarray(32)]) {
+    if (half.equals(ZERO_32) || half.compare(N_BYTES) >= 0) return false;
+  }
+  return nodeVerify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, sig);
 }
 
 /**
@@ -387,14 +403,14 @@ export function verifyP256Raw(publicKey: BytesLike, message: Uint8Array, signatu
  */
 export function verifyP256Der(publicKey: BytesLike, message: Uint8Array, signature: BytesLike): boolean {
   // Resolve the key first so a bad key throws even when the signature is also bad.
-  publicKeyObject(publicKey);
+  const key = publicKeyObject(publicKey);
   let raw: Uint8Array;
   try {
     raw = parseDerSignature(signature);
   } catch {
     return false;
   }
-  return verifyP256Raw(publicKey, message, raw);
+  return verifyWithKey(key, message, raw);
 }
 
 // ---------------------------------------------------------------------------------------------------

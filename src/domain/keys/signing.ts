@@ -2,7 +2,7 @@
 // resolve `signWith` (wallet account address, private key address, or private key id), decode the
 // payload per encoding, sign with the curve's scheme (ECDSA, Ed25519, BIP340 for Spark, BIP340 with
 // the BIP341 tweak for P2TR), and sign whole transactions per chain. The key is unsealed from its own
-// row; nothing is derived from the mnemonic per request.
+// row the first time it signs (then kept imported); nothing is derived from the mnemonic per request.
 import { toChecksumAddress } from '../../crypto/addresses/ethereum.js';
 import type { Curve } from '../../crypto/curves.js';
 import {
@@ -14,16 +14,18 @@ import {
   parseTypedData,
 } from '../../crypto/eip712.js';
 import { caseInsensitive, type PolicyContext } from '../../policy/index.js';
-import { getSigningKey, signEd25519, signSchnorr, signSecp256k1Digest, type RawSignature, type SignatureScheme } from '../../crypto/sign.js';
-import { ed25519PrivateKeyObject } from '../../crypto/keys.js';
+import { signingKeyForSealed, type RawSignature, type SignatureScheme, type SigningKey } from '../../crypto/sign.js';
 import { bytesToBigInt } from '../../crypto/bytes.js';
 import { parseTransaction, type EthAuthorization, type TransactionType, type TxSigningKey } from '../../crypto/tx/index.js';
 import { SigilError, invalid } from '../../errors/errors.js';
-import type { Barrier } from '../../barrier/barrier.js';
+import type { Barrier, SealedLocation } from '../../barrier/barrier.js';
 import type { Repositories } from '../../store/index.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT } from './key-material.js';
 
-/** A key that can sign, found by `signWith`. The secret is unsealed only when `open` is called. */
+/**
+ * A key that can sign, found by `signWith`. Its secret is unsealed only when `key` is first called
+ * for this sealed copy; later signatures reuse the imported key (crypto/sign.ts signingKeyForSealed).
+ */
 export interface SigningTarget {
   kind: 'wallet_account' | 'private_key';
   id: string;
@@ -33,7 +35,12 @@ export interface SigningTarget {
   address?: string;
   publicKey: Uint8Array;
   walletId?: string;
-  open(): Uint8Array;
+  key(): SigningKey;
+}
+
+/** The signing key sealed as `sealed` at `at`, opened through the barrier on first use only. */
+function sealedKey(barrier: Barrier, curve: Curve, sealed: string, at: SealedLocation): () => SigningKey {
+  return () => signingKeyForSealed(`${at.table}:${at.rowId}:${at.column}:${sealed}`, curve, () => barrier.open(sealed, at));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -66,7 +73,7 @@ export async function resolveSigningTarget(
         address: account.address,
         publicKey: Buffer.from(account.public_key, 'hex'),
         walletId: account.wallet_id,
-        open: () => barrier.open(account.private_key, ACCOUNT_KEY_AT(account.id)),
+        key: sealedKey(barrier, account.curve as Curve, account.private_key, ACCOUNT_KEY_AT(account.id)),
       };
     }
     const [key] = await repos.privateKeys.findByAddress(organizationId, address);
@@ -80,7 +87,7 @@ export async function resolveSigningTarget(
         addressFormat: matched?.address_format,
         address,
         publicKey: Buffer.from(key.public_key, 'hex'),
-        open: () => barrier.open(key.private_key, PRIVATE_KEY_AT(key.id)),
+        key: sealedKey(barrier, key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
       };
     }
   }
@@ -92,7 +99,7 @@ export async function resolveSigningTarget(
         id: key.id,
         curve: key.curve as Curve,
         publicKey: Buffer.from(key.public_key, 'hex'),
-        open: () => barrier.open(key.private_key, PRIVATE_KEY_AT(key.id)),
+        key: sealedKey(barrier, key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
       };
     }
   }
@@ -143,13 +150,8 @@ export async function signRawPayloads(
   const many = p.payloads.length > 1;
   const messages = p.payloads.map((payload, i) => decodePayload(payload, p.encoding, p.hashFunction, many ? ` ${i}` : ''));
   const scheme = schemeOf(target);
-  const secret = target.open();
-  try {
-    const key = getSigningKey(target.curve, secret);
-    return messages.map((m) => key.signPayload(m, p.hashFunction, scheme));
-  } finally {
-    secret.fill(0);
-  }
+  const key = target.key();
+  return messages.map((m) => key.signPayload(m, p.hashFunction, scheme));
 }
 
 const TX_CURVE: Record<string, Curve> = {
@@ -169,20 +171,15 @@ export function parseForSigning(target: SigningTarget, type: string, unsignedTra
 }
 
 export function signParsedTransaction(target: SigningTarget, parsed: ReturnType<typeof parseForSigning>): string {
-  const secret = target.open();
-  try {
-    const key: TxSigningKey = { publicKey: target.publicKey };
-    if (target.curve === 'CURVE_SECP256K1') {
-      key.secp256k1 = (digest) => signSecp256k1Digest(secret, digest);
-      key.schnorr = (digest, tweak) => signSchnorr(secret, digest, tweak ? { tapTweak: tweak } : {});
-    } else if (target.curve === 'CURVE_ED25519') {
-      const edKey = ed25519PrivateKeyObject(secret);
-      key.ed25519 = (message) => signEd25519(edKey, message);
-    }
-    return parsed.sign(key);
-  } finally {
-    secret.fill(0);
+  const signing = target.key();
+  const key: TxSigningKey = { publicKey: target.publicKey };
+  if (target.curve === 'CURVE_SECP256K1') {
+    key.secp256k1 = (digest) => signing.signDigest(digest);
+    key.schnorr = (digest, tweak) => signing.signSchnorr(digest, tweak ? { tapTweak: tweak } : {});
+  } else if (target.curve === 'CURVE_ED25519') {
+    key.ed25519 = (message) => signing.signMessage(message);
   }
+  return parsed.sign(key);
 }
 
 /**
@@ -191,13 +188,8 @@ export function signParsedTransaction(target: SigningTarget, parsed: ReturnType<
  */
 export function signEip7702Authorization(target: SigningTarget, auth: { chainId: bigint; address: string; nonce: bigint }): EthAuthorization {
   if (target.curve !== 'CURVE_SECP256K1') throw invalid(`an EIP-7702 authorization needs a CURVE_SECP256K1 key, ${target.address ?? target.id} is ${target.curve}`);
-  const secret = target.open();
-  try {
-    const sig = signSecp256k1Digest(secret, eip7702AuthorizationDigest({ ...auth, address: auth.address.toLowerCase() }));
-    return { chainId: auth.chainId, address: auth.address.toLowerCase(), nonce: auth.nonce, yParity: BigInt(sig.recovery), r: bytesToBigInt(sig.r), s: bytesToBigInt(sig.s) };
-  } finally {
-    secret.fill(0);
-  }
+  const sig = target.key().signDigest(eip7702AuthorizationDigest({ ...auth, address: auth.address.toLowerCase() }));
+  return { chainId: auth.chainId, address: auth.address.toLowerCase(), nonce: auth.nonce, yParity: BigInt(sig.recovery), r: bytesToBigInt(sig.r), s: bytesToBigInt(sig.s) };
 }
 
 /** The keywords a raw payload exposes to policies: EIP-712 typed data and EIP-7702 authorizations (§1.4). */
