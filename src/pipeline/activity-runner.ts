@@ -181,7 +181,7 @@ export class ActivityRunner {
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
     // from another user of the organization count as that user's approval. The pipeline looked the
     // fingerprint up with its first read when it knew the organization.
-    const existing = s.existing !== undefined ? (s.existing ?? undefined) : await store.repos.activities.findByFingerprint(orgId, fingerprint);
+    const existing = s.existing !== undefined ? (s.existing ?? undefined) : await store.repos.activities.findByFingerprint(orgId, fingerprint, s.timestampMs);
     if (existing) {
       if (existing.status === ActivityStatus.CONSENSUS_NEEDED && existing.user_id !== base.caller.user.id) {
         const voted = (await store.repos.activities.votes([existing.id])).some((v) => v.user_id === base.caller.user.id);
@@ -331,7 +331,7 @@ export class ActivityRunner {
       // A concurrent identical submission (another process, or the same group) won: whatever this
       // one tripped over (the fingerprint, or a wallet name the winner took first), the answer is
       // the winner's activity.
-      const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint);
+      const winner = await store.repos.activities.findByFingerprint(orgId, fingerprint, s.timestampMs);
       if (winner) return this.respond(decl.path, winner, base.caller);
       throw err;
     }
@@ -349,7 +349,7 @@ export class ActivityRunner {
     const { decl, binding, params, fingerprint, base } = s;
     const orgId = base.organization.id;
     const targetFingerprint = String(params.fingerprint ?? '');
-    const target = await store.repos.activities.findByFingerprint(orgId, targetFingerprint);
+    const target = await store.repos.activities.findVoteTarget(orgId, targetFingerprint);
     if (!target) {
       throw new SigilError('NOT_FOUND', 'No activity found with fingerprint. Consensus activities must target an existing activity by fingerprint');
     }

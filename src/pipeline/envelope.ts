@@ -46,6 +46,15 @@ export function checkEnvelope(body: Record<string, unknown>): void {
   }
 }
 
+const TIMESTAMP = /^\d{1,16}$/;
+
+/** The body's timestampMs as a number, when it is one (checkTimestamp says what is wrong otherwise). */
+export function timestampOf(body: Record<string, unknown>): number | undefined {
+  const raw = body.timestampMs;
+  const text = typeof raw === 'number' ? String(raw) : raw;
+  return typeof text === 'string' && TIMESTAMP.test(text) ? Number(text) : undefined;
+}
+
 /** Liveness of a submission: not older than maxAgeMs, not further ahead than maxFutureMs. */
 export function checkTimestamp(body: Record<string, unknown>, now: number, maxAgeMs: number, maxFutureMs: number): number {
   const raw = body.timestampMs;
@@ -55,7 +64,7 @@ export function checkTimestamp(body: Record<string, unknown>, now: number, maxAg
     ]);
   }
   const text = typeof raw === 'number' ? String(raw) : raw;
-  if (typeof text !== 'string' || !/^\d{1,16}$/.test(text)) {
+  if (typeof text !== 'string' || !TIMESTAMP.test(text)) {
     throw invalid('bad request body: timestampMs must be a string of epoch milliseconds', [
       badRequestDetail([{ field: 'timestampMs', description: 'must be a string of digits (epoch milliseconds)' }]),
     ]);

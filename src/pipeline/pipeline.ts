@@ -16,7 +16,7 @@ import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/in
 import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
-import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody } from './envelope.js';
+import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody, timestampOf } from './envelope.js';
 import { jsonLimits, type JsonLimits } from './input-limits.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
 import { readOnlySessionCaller } from '../domain/identity/sessions.js';
@@ -119,9 +119,11 @@ export class Pipeline {
     const body = parseBody(req.rawBody, this.limits);
     const organizationId = organizationIdOf(body);
     if (req.identity) req.identity.organizationId = organizationId;
-    // A submission's fingerprint is looked up with the request's first read (idempotency, §3).
+    // A submission's fingerprint is looked up with the request's first read (idempotency, §3), by the
+    // timestampMs its body carries; a body without a valid one is refused before it could matter.
     const fingerprint = decl.kind === 'activity' ? fingerprintOf(req.rawBody) : undefined;
-    const { repos, existing } = await this.readsFor(organizationId, fingerprint);
+    const timestampMs = fingerprint ? timestampOf(body) : undefined;
+    const { repos, existing } = await this.readsFor(organizationId, fingerprint && timestampMs !== undefined ? { fingerprint, timestampMs } : undefined);
     const now = this.now();
     const target = await requireOrganization(repos, organizationId);
     const { organization, caller } =
@@ -155,7 +157,7 @@ export class Pipeline {
    * activity `fingerprint` names, for a submission) in one read, then the hot reads from memory.
    * An organization's parent never changes, so it is learnt once.
    */
-  private async readsFor(organizationId: string, fingerprint: string | undefined) {
+  private async readsFor(organizationId: string, submission: { fingerprint: string; timestampMs: number } | undefined) {
     const { store } = this.deps;
     let parent = store.parentOf(organizationId);
     if (parent === undefined) {
@@ -164,7 +166,7 @@ export class Pipeline {
       parent = org ? org.parent_organization_id : null;
       if (org) store.rememberParent(org.id, parent);
     }
-    return store.reads(parent ? [organizationId, parent] : [organizationId], fingerprint ? { organizationId, fingerprint } : undefined);
+    return store.reads(parent ? [organizationId, parent] : [organizationId], submission ? { organizationId, ...submission } : undefined);
   }
 
   /** An X-Stamp-Attested request: only login activities take one (src/domain/identity/attested-stamps.ts). */

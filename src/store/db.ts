@@ -34,6 +34,7 @@ import * as m021 from './migrations/021_secrets.js';
 import * as m022 from './migrations/022_invitations_email_events.js';
 import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
+import * as m025 from './migrations/025_time_ordered_idempotency.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '022_invitations_email_events': m022,
   '023_webhooks': m023,
   '024_send_transactions': m024,
+  '025_time_ordered_idempotency': m025,
 };
 
 class StaticMigrations implements MigrationProvider {

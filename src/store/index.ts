@@ -241,10 +241,10 @@ export class Store {
    * for a submission, the activity its fingerprint names, in the same round trip), and the hot
    * reads are then served from memory for them.
    */
-  async reads(organizationIds: string[], submission?: { organizationId: string; fingerprint: string }): Promise<RequestReads> {
+  async reads(organizationIds: string[], submission?: { organizationId: string; fingerprint: string; timestampMs: number }): Promise<RequestReads> {
     const ids = [...new Set(organizationIds)];
     if (!submission) return { repos: cachedRepositories(this.repos, await this.cache.view(ids)) };
-    const { generations, activity } = await readGenerationsAndActivity(this.raw, ids, submission.organizationId, submission.fingerprint);
+    const { generations, activity } = await readGenerationsAndActivity(this.raw, ids, submission);
     return { repos: cachedRepositories(this.repos, this.cache.observe(generations, ids)), existing: activity };
   }
 

@@ -1,5 +1,6 @@
 // Activities and their votes. SQL for the `activities` and `votes` tables. The unique
-// (organization_id, fingerprint) constraint is what makes submissions idempotent across processes.
+// (organization_id, timestamp_ms, fingerprint) constraint is what makes submissions idempotent across
+// processes (migration 025: the fingerprint fixes the body, and so its timestampMs).
 import { SqliteAdapter, type Kysely, type Selectable } from 'kysely';
 import type { ActivityTable, Database, VoteTable } from '../schema.js';
 import { applyPage, type Page } from './pagination.js';
@@ -42,12 +43,28 @@ export class ActivitiesRepo {
     return this.db.selectFrom('votes').selectAll().execute();
   }
 
-  async findByFingerprint(organizationId: string, fingerprint: string): Promise<ActivityRow | undefined> {
+  /** The activity a submission's body names: its fingerprint, and the timestampMs that body carries. */
+  async findByFingerprint(organizationId: string, fingerprint: string, timestampMs: number): Promise<ActivityRow | undefined> {
+    return this.db
+      .selectFrom('activities')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('timestamp_ms', '=', timestampMs)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+  }
+
+  /**
+   * The activity an approval or rejection names by fingerprint alone: one that waits, or waited, for
+   * approval (the partial index of migration 025). One that never waited is not found.
+   */
+  async findVoteTarget(organizationId: string, fingerprint: string): Promise<ActivityRow | undefined> {
     return this.db
       .selectFrom('activities')
       .selectAll()
       .where('organization_id', '=', organizationId)
       .where('fingerprint', '=', fingerprint)
+      .where('pending_parameters', 'is not', null)
       .executeTakeFirst();
   }
 
@@ -72,7 +89,8 @@ export class ActivitiesRepo {
 
   /**
    * Moves a waiting activity to a final status, only if it is still waiting: two processes
-   * counting the deciding vote at once cannot both run it.
+   * counting the deciding vote at once cannot both run it. Its sealed parameters are discarded;
+   * the '' left in their place keeps it where approvals look (findVoteTarget), to be told it is done.
    */
   async finishWaiting(
     id: string,
@@ -82,7 +100,7 @@ export class ActivitiesRepo {
   ): Promise<boolean> {
     const res = await this.db
       .updateTable('activities')
-      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, pending_parameters: null, updated_at: now })
+      .set({ status: update.status, result: update.result ?? null, failure: update.failure ?? null, pending_parameters: '', updated_at: now })
       .where('id', '=', id)
       .where('status', '=', waitingStatus)
       .executeTakeFirst();
