@@ -210,17 +210,25 @@ async function perProcess(url, name, pids) {
  * unmeasured, then for `durationMs` (or until they run out), bracketed by readings of server and
  * database cost.
  */
-export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS, sigilPid, pgClient }) {
+export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS, sigilPid, pgClient, ratePerSecond }) {
   const target = new URL(url);
   const bytes = requests.map((r) => requestBytes(r, target.host));
   const connections = Array.from({ length: concurrency }, () => new Connection(Number(target.port), target.hostname));
   await Promise.all(connections.map((c) => c.ready));
   let next = 0;
   // Every connection sends until `until`, each request timed; `onDone` hears each outcome.
+  // With `ratePerSecond`, each connection sends at its share of that rate (never faster than answers come).
+  const gap = ratePerSecond ? (1000 * concurrency) / ratePerSecond : 0;
   const drive = (until, onDone) =>
     Promise.all(
-      connections.map(async (c) => {
+      connections.map(async (c, k) => {
+        let due = performance.now() + (gap * k) / concurrency;
         while (performance.now() < until && next < bytes.length) {
+          if (gap) {
+            const wait = due - performance.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            due += gap;
+          }
           const r = bytes[next++];
           const t0 = performance.now();
           try {

@@ -86,14 +86,14 @@ const GROUP_INSERT_WITH_EVENTS = statement(
    INSERT INTO audit_entries SELECT * FROM json_populate_recordset(NULL::audit_entries, $4::json)`,
 );
 
-// The group's activities already recorded, looked up by their whole idempotency key (migration 025)
-// so each is one index probe; the key list arrives as JSON [[organization_id, timestamp_ms, fingerprint], ...].
+// The group's activities already recorded, each found by one probe of the idempotency key (migration
+// 025; OFFSET 0 keeps each a probe, as in src/store/hot-reads.ts); the caller matches the organizations. Keys arrive as JSON [[organization_id, timestamp_ms, fingerprint], ...].
 const EXISTING = statement(
   'sigil_existing_activities',
-  `SELECT a.organization_id, a.fingerprint FROM json_to_recordset($1::json) AS k(o text, t bigint, f text)
-     JOIN activities a ON a.organization_id = k.o AND a.timestamp_ms = k.t AND a.fingerprint = k.f`,
+  `SELECT a.organization_id, a.fingerprint FROM json_to_recordset($1::json) AS k(t bigint, f text)
+     CROSS JOIN LATERAL (SELECT organization_id, fingerprint FROM activities WHERE timestamp_ms = k.t AND fingerprint = k.f OFFSET 0) a`,
   `SELECT a.organization_id, a.fingerprint FROM json_each($1) AS k
-     JOIN activities a ON a.organization_id = k.value ->> '$[0]' AND a.timestamp_ms = k.value ->> '$[1]' AND a.fingerprint = k.value ->> '$[2]'`,
+     JOIN activities a ON a.timestamp_ms = k.value ->> '$[1]' AND a.fingerprint = k.value ->> '$[2]' AND a.organization_id = k.value ->> '$[0]'`,
 );
 
 interface Records {
@@ -215,7 +215,7 @@ export class GroupCommit<R> {
 
   /** Units whose activity's fingerprint is already recorded. */
   private async duplicates(live: Queued[]): Promise<[Queued, DuplicateActivity][]> {
-    const keys = live.flatMap((q) => (q.unit.activities ?? []).map((a) => (this.opts.raw.dialect === 'postgres' ? { o: a.organization_id, t: a.timestamp_ms, f: a.fingerprint } : [a.organization_id, a.timestamp_ms, a.fingerprint])));
+    const keys = live.flatMap((q) => (q.unit.activities ?? []).map((a) => (this.opts.raw.dialect === 'postgres' ? { t: a.timestamp_ms, f: a.fingerprint } : [a.organization_id, a.timestamp_ms, a.fingerprint])));
     if (keys.length === 0) return [];
     const param = JSON.stringify(keys);
     const existing = new Set((await this.opts.raw.query<{ organization_id: string; fingerprint: string }>(EXISTING, [param])).map((r) => `${r.organization_id} ${r.fingerprint}`));

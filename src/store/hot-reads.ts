@@ -1,68 +1,138 @@
 // The reads every request makes before anything is served from the read cache (issue 14): the cache
 // generations of the organizations it touches and, for a submission, the activity its fingerprint
-// already names. On PostgreSQL the two are one prepared statement, one round trip.
+// already names (found by the submission's own timestampMs: migration 025).
+//
+// SQLite reads in-process, one prepared statement per request. On PostgreSQL the requests that
+// arrive in one turn of the event loop share one prepared statement, one round trip: each request's
+// organizations and fingerprint are gathered until the turn's I/O has been handled (setImmediate),
+// then read together. A request's read is still sent after it arrived, so it sees every change
+// committed before then, by any process (the read cache's rule, src/store/read-cache.ts).
 import type { RawDb } from './raw.js';
 import { statement } from './raw.js';
 import type { ActivityRow } from './repositories/activities.js';
 
-// A request touches its organization and at most its parent: SQLite gets the two as parameters (the
-// first twice when there is no parent), which it plans as two index lookups.
-const GENERATIONS = statement(
-  'sigil_generations',
-  'SELECT organization_id, generation FROM cache_generations WHERE organization_id = ANY($1::text[])',
-  'SELECT organization_id, generation FROM cache_generations WHERE organization_id IN ($1, $2)',
-);
-
-
-const GENERATIONS_AND_ACTIVITY = statement(
-  'sigil_generations_and_activity',
-  `SELECT organization_id, generation, NULL::text AS activity FROM cache_generations WHERE organization_id = ANY($1::text[])
-   UNION ALL
-   SELECT organization_id, NULL, row_to_json(a)::text FROM activities a WHERE organization_id = $2 AND timestamp_ms = $4 AND fingerprint = $3`,
-  // SQLite: the activity's id only (a replay is rare; its row is then read by id).
-  `SELECT organization_id, generation, NULL AS activity FROM cache_generations WHERE organization_id IN ($1, $5)
-   UNION ALL
-   SELECT organization_id, NULL, id FROM activities WHERE organization_id = $2 AND timestamp_ms = $4 AND fingerprint = $3`,
-);
-
-const BY_ID = statement('sigil_activity_by_id', 'SELECT * FROM activities WHERE organization_id = $1 AND id = $2');
-
-function generationParams(raw: RawDb, ids: string[]): unknown[] {
-  if (raw.dialect === 'postgres') return [ids];
-  if (ids.length > 2) throw new Error('a request reads the generations of at most two organizations');
-  return [ids[0], ids[1] ?? ids[0]];
+export interface Submission {
+  organizationId: string;
+  fingerprint: string;
+  timestampMs: number;
 }
 
-function generationsOf(rows: { organization_id: string; generation: number | string | null }[]): Map<string, number> {
+export interface HotReadResult {
+  generations: Map<string, number>;
+  /** The activity the submission's fingerprint names (undefined: none, or no submission). */
+  activity: ActivityRow | undefined;
+}
+
+export interface HotReads {
+  /** The cache generations of `organizationIds` and, for a submission, the activity it names. */
+  read(organizationIds: string[], submission?: Submission): Promise<HotReadResult>;
+}
+
+// SQLite: a request touches its organization and at most its parent, given as two parameters (the
+// first twice when there is no parent), which it plans as two index lookups.
+const SQLITE_GENERATIONS = statement('sigil_generations', 'SELECT organization_id, generation FROM cache_generations WHERE organization_id IN ($1, $2)');
+
+const SQLITE_GENERATIONS_AND_ACTIVITY = statement(
+  'sigil_generations_and_activity',
+  // The activity's id only (a replay is rare; its row is then read by id).
+  `SELECT organization_id, generation, NULL AS activity FROM cache_generations WHERE organization_id IN ($1, $5)
+   UNION ALL
+   SELECT organization_id, NULL, id FROM activities WHERE timestamp_ms = $4 AND fingerprint = $3 AND organization_id = $2`,
+);
+
+const SQLITE_BY_ID = statement('sigil_activity_by_id', 'SELECT * FROM activities WHERE organization_id = $1 AND id = $2');
+
+// PostgreSQL: the generations of every organization of the batch, then each submission's activity
+// by its time and fingerprint: one probe of the idempotency key (migration 025), the only index
+// these two columns lead; the organization is compared when the rows come back (a body names one
+// organization, so at most a login moved to a sub-organization shares the pair). OFFSET 0 keeps the
+// planner from flattening the subquery into a join, which it would run as a hash join over the whole
+// index: the subquery stays a probe per submission.
+// $1 the organizations; $2 the submissions as JSON [{k: index in the batch, o, t, f}].
+const POSTGRES_BATCH = statement(
+  'sigil_hot_reads',
+  `SELECT organization_id, generation, NULL::int AS k, NULL::text AS activity FROM cache_generations WHERE organization_id = ANY($1::text[])
+   UNION ALL
+   SELECT a.organization_id, NULL, s.k, row_to_json(a)::text
+     FROM json_to_recordset($2::json) AS s(k int, t bigint, f text)
+     CROSS JOIN LATERAL (SELECT * FROM activities WHERE timestamp_ms = s.t AND fingerprint = s.f OFFSET 0) a`,
+);
+
+interface Row {
+  organization_id: string;
+  generation: number | string | null;
+  k?: number | null;
+  activity: string | null;
+}
+
+/** Generations by organization (a batch's map may name more organizations than a request asked for). */
+function generationsOf(rows: Row[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const r of rows) if (r.generation !== null) out.set(r.organization_id, Number(r.generation));
   return out;
 }
 
-export async function readGenerations(raw: RawDb, organizationIds: string[]): Promise<Map<string, number>> {
-  return generationsOf(await raw.query(GENERATIONS, generationParams(raw, organizationIds)));
+function sqliteHotReads(raw: RawDb): HotReads {
+  return {
+    async read(organizationIds, submission) {
+      if (organizationIds.length > 2) throw new Error('a request reads the generations of at most two organizations');
+      const [first, second = first] = organizationIds;
+      if (!submission) return { generations: generationsOf(await raw.query<Row>(SQLITE_GENERATIONS, [first, second])), activity: undefined };
+      const { organizationId, fingerprint, timestampMs } = submission;
+      // One statement: in-process, a statement's fixed cost is most of what a lookup costs.
+      const rows = await raw.query<Row>(SQLITE_GENERATIONS_AND_ACTIVITY, [first, organizationId, fingerprint, timestampMs, second]);
+      const found = rows.find((r) => r.activity !== null);
+      const [activity] = found ? await raw.query<ActivityRow>(SQLITE_BY_ID, [organizationId, found.activity]) : [];
+      return { generations: generationsOf(rows), activity };
+    },
+  };
 }
 
-/**
- * The generations, and the activity of `organizationId` with this fingerprint (undefined: none),
- * found by the submission's own timestampMs (migration 025: the body carries it, so it is part of
- * the idempotency key).
- */
-export async function readGenerationsAndActivity(
-  raw: RawDb,
-  organizationIds: string[],
-  submission: { organizationId: string; fingerprint: string; timestampMs: number },
-): Promise<{ generations: Map<string, number>; activity: ActivityRow | undefined }> {
-  const { organizationId, fingerprint, timestampMs } = submission;
-  if (raw.dialect === 'sqlite') {
-    // One statement: in-process, a statement's fixed cost is most of what a lookup costs.
-    const [first, second] = generationParams(raw, organizationIds);
-    const rows = await raw.query<{ organization_id: string; generation: number | null; activity: string | null }>(GENERATIONS_AND_ACTIVITY, [first, organizationId, fingerprint, timestampMs, second]);
-    const found = rows.find((r) => r.activity !== null);
-    const [activity] = found ? await raw.query<ActivityRow>(BY_ID, [organizationId, found.activity]) : [];
-    return { generations: generationsOf(rows), activity };
+interface Waiting {
+  organizationIds: string[];
+  submission?: Submission;
+  resolve: (r: HotReadResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** PostgreSQL: the reads of one turn of the event loop in one statement. */
+class PostgresHotReads implements HotReads {
+  private waiting: Waiting[] = [];
+
+  constructor(private readonly raw: RawDb) {}
+
+  read(organizationIds: string[], submission?: Submission): Promise<HotReadResult> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(() => void this.flush());
+      this.waiting.push({ organizationIds, submission, resolve, reject });
+    });
   }
-  const rows = await raw.query<{ organization_id: string; generation: number | null; activity: string | null }>(GENERATIONS_AND_ACTIVITY, [organizationIds, organizationId, fingerprint, timestampMs]);
-  const found = rows.find((r) => r.activity !== null);
-  return { generations: generationsOf(rows), activity: found ? (JSON.parse(found.activity!) as ActivityRow) : undefined };
+
+  private async flush(): Promise<void> {
+    const batch = this.waiting;
+    this.waiting = [];
+    const organizations = [...new Set(batch.flatMap((w) => w.organizationIds))];
+    const submissions: { k: number; t: number; f: string }[] = [];
+    batch.forEach((w, k) => {
+      if (w.submission) submissions.push({ k, t: w.submission.timestampMs, f: w.submission.fingerprint });
+    });
+    let rows: Row[];
+    try {
+      rows = await this.raw.query<Row>(POSTGRES_BATCH, [organizations, JSON.stringify(submissions)]);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    const generations = generationsOf(rows);
+    const activities = new Map<number, ActivityRow>();
+    for (const r of rows) {
+      if (r.activity === null || r.k === null || r.k === undefined || r.organization_id !== batch[r.k].submission?.organizationId) continue;
+      activities.set(r.k, JSON.parse(r.activity) as ActivityRow);
+    }
+    batch.forEach((w, k) => w.resolve({ generations, activity: activities.get(k) }));
+  }
+}
+
+export function hotReads(raw: RawDb): HotReads {
+  return raw.dialect === 'postgres' ? new PostgresHotReads(raw) : sqliteHotReads(raw);
 }

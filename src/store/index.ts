@@ -9,7 +9,7 @@ import { AuditLane, type AuditSealer, type PendingAuditEntry } from './audit-lan
 import type { RawDb } from './raw.js';
 import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
-import { readGenerations, readGenerationsAndActivity } from './hot-reads.js';
+import { hotReads, type HotReads } from './hot-reads.js';
 import type { WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
@@ -188,6 +188,8 @@ export class Store {
   private readonly group: GroupCommit<Repositories>;
   private readonly lane = new AuditLane();
   private readonly cache: ReadCache;
+  /** The generation (and fingerprint) reads of the request path; batched per event-loop turn on PostgreSQL. */
+  private readonly hot: HotReads;
   private checkpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -205,7 +207,8 @@ export class Store {
     this.repos = bind(db);
     this.background = backgroundDb ? bind(backgroundDb) : this.repos;
     this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
-    this.cache = new ReadCache((ids) => readGenerations(raw, ids));
+    this.hot = hotReads(raw);
+    this.cache = new ReadCache(async (ids) => (await this.hot.read(ids)).generations);
   }
 
   static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
@@ -244,7 +247,7 @@ export class Store {
   async reads(organizationIds: string[], submission?: { organizationId: string; fingerprint: string; timestampMs: number }): Promise<RequestReads> {
     const ids = [...new Set(organizationIds)];
     if (!submission) return { repos: cachedRepositories(this.repos, await this.cache.view(ids)) };
-    const { generations, activity } = await readGenerationsAndActivity(this.raw, ids, submission);
+    const { generations, activity } = await this.hot.read(ids, submission);
     return { repos: cachedRepositories(this.repos, this.cache.observe(generations, ids)), existing: activity };
   }
 

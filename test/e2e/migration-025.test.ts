@@ -32,7 +32,7 @@ async function backTo024(): Promise<void> {
     const [{ sql: ddl }] = await execSql(sigil, `SELECT sql FROM sqlite_master WHERE name = 'activities'`);
     const old = ddl
       .replace(/^CREATE TABLE "activities"/, 'CREATE TABLE "activities_old"')
-      .replace('constraint "activities_org_time_fingerprint" unique ("organization_id", "timestamp_ms", "fingerprint")', 'constraint "activities_org_fingerprint" unique ("organization_id", "fingerprint")');
+      .replace('constraint "activities_time_fingerprint_org" unique ("timestamp_ms", "fingerprint", "organization_id")', 'constraint "activities_org_fingerprint" unique ("organization_id", "fingerprint")');
     expect(old).toContain('activities_org_fingerprint');
     // One connection for the rebuild: foreign keys are a per-connection setting.
     const { default: BetterSqlite3 } = await import('../../src/store/sqlite-driver.js');
@@ -46,7 +46,7 @@ async function backTo024(): Promise<void> {
       db.close();
     }
   } else {
-    await execSql(sigil, 'ALTER TABLE activities DROP CONSTRAINT activities_org_time_fingerprint');
+    await execSql(sigil, 'ALTER TABLE activities DROP CONSTRAINT activities_time_fingerprint_org');
     await execSql(sigil, 'ALTER TABLE activities ADD CONSTRAINT activities_org_fingerprint UNIQUE (organization_id, fingerprint)');
   }
   await execSql(sigil, `DELETE FROM kysely_migration WHERE name = '025_time_ordered_idempotency'`);
@@ -97,8 +97,8 @@ describe('migration 025 on a deployment with history', () => {
     // The migration ran again, and the idempotency key is the time-ordered one.
     const constraint = sigil.databaseUrl
       ? await execSql(sigil, `SELECT conname AS name FROM pg_constraint WHERE conrelid = 'activities'::regclass AND contype = 'u'`)
-      : await execSql(sigil, `SELECT 'activities_org_time_fingerprint' AS name FROM sqlite_master WHERE name = 'activities' AND sql LIKE '%activities_org_time_fingerprint%'`);
-    expect(constraint.map((r) => r.name)).toEqual(['activities_org_time_fingerprint']);
+      : await execSql(sigil, `SELECT 'activities_time_fingerprint_org' AS name FROM sqlite_master WHERE name = 'activities' AND sql LIKE '%activities_time_fingerprint_org%'`);
+    expect(constraint.map((r) => r.name)).toEqual(['activities_time_fingerprint_org']);
 
     // Every row is still there, unchanged but for the marker of activities that waited.
     const after = await dbSnapshot(sigil);

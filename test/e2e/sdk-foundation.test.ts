@@ -198,6 +198,30 @@ describe('official SDKs against Sigil', () => {
     await expect(client.createUserTag({ ...body, timestampMs: String(Date.now() + 1) })).rejects.toThrow(/already exists/);
   });
 
+  it('a burst of new submissions and replays, read together, answers each with its own activity', async () => {
+    // Requests arriving together share one read of generations and fingerprints on PostgreSQL
+    // (src/store/hot-reads.ts); each must still get the activity its own body names.
+    const client = httpClient(sigil);
+    const tagBody = (i: number, timestampMs: string) => ({
+      type: 'ACTIVITY_TYPE_CREATE_USER_TAG' as const,
+      timestampMs,
+      organizationId: sigil.root.organizationId,
+      parameters: { userTagName: `burst-${timestampMs}-${i}`, userIds: [] },
+    });
+    const ts = String(Date.now());
+    const earlier = await Promise.all([0, 1, 2, 3].map((i) => client.createUserTag(tagBody(i, ts))));
+    const burst = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => (i % 3 === 0 ? client.createUserTag(tagBody(i / 3 % 4, ts)) : client.createUserTag(tagBody(100 + i, ts)))),
+    );
+    burst.forEach((answer, i) => {
+      if (i % 3 === 0) expect(answer.activity.id).toBe(earlier[(i / 3) % 4].activity.id);
+      else expect(answer.activity.intent).toEqual({ createUserTagIntent: tagBody(100 + i, ts).parameters });
+    });
+    const fresh = burst.filter((_, i) => i % 3 !== 0).map((a) => a.activity.id);
+    expect(new Set(fresh).size).toBe(fresh.length);
+    for (const id of fresh) expect(earlier.map((e) => e.activity.id)).not.toContain(id);
+  });
+
   it('accepts older type values as aliases and ignores unknown fields', async () => {
     const body = {
       type: 'ACTIVITY_TYPE_CREATE_USERS_V3',

@@ -1,5 +1,5 @@
 // Activities and their votes. SQL for the `activities` and `votes` tables. The unique
-// (organization_id, timestamp_ms, fingerprint) constraint is what makes submissions idempotent across
+// (timestamp_ms, fingerprint, organization_id) constraint is what makes submissions idempotent across
 // processes (migration 025: the fingerprint fixes the body, and so its timestampMs).
 import { SqliteAdapter, type Kysely, type Selectable } from 'kysely';
 import type { ActivityTable, Database, VoteTable } from '../schema.js';
