@@ -16,6 +16,21 @@ function labelText(labels: Labels): string {
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
+// Every request counts into a few series; their label text is escaped once per distinct label set
+// (bounded: values come from declared operations, types and statuses only).
+const labelTexts = new Map<string, string>();
+
+function seriesKey(labels: Labels): string {
+  let raw = '';
+  for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
+  let text = labelTexts.get(raw);
+  if (text === undefined) {
+    text = labelText(labels);
+    labelTexts.set(raw, text);
+  }
+  return text;
+}
+
 class Counter {
   private readonly values = new Map<string, number>();
   constructor(
@@ -24,7 +39,7 @@ class Counter {
   ) {}
 
   inc(labels: Labels, by = 1): void {
-    const key = labelText(labels);
+    const key = seriesKey(labels);
     this.values.set(key, (this.values.get(key) ?? 0) + by);
   }
 
@@ -43,15 +58,13 @@ class Histogram {
   ) {}
 
   observe(labels: Labels, value: number): void {
-    const key = labelText(labels);
+    const key = seriesKey(labels);
     let s = this.series.get(key);
     if (!s) {
       s = { labels, counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
       this.series.set(key, s);
     }
-    BUCKETS.forEach((b, i) => {
-      if (value <= b) s.counts[i]++;
-    });
+    for (let i = 0; i < BUCKETS.length; i++) if (value <= BUCKETS[i]) s.counts[i]++;
     s.sum += value;
     s.count++;
   }

@@ -72,10 +72,12 @@ export async function baseServer(opts: { logger: Logger; transport: TransportLim
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!closing) return;
+  // A callback hook, not an async one: it runs for every request, and an async hook costs a promise
+  // and a microtask turn each time.
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!closing) return done();
     const e = new SigilError('INTERNAL', 'Sigil is shutting down: retry the request on another process', { http: 503, grpc: 14 });
-    return reply.status(503).header('connection', 'close').send(e.toBody());
+    reply.status(503).header('connection', 'close').send(e.toBody());
   });
   // Every body arrives as bytes: stamps are verified over exactly what was sent.
   app.removeAllContentTypeParsers();
@@ -159,7 +161,8 @@ export async function publicApiServer(opts: PublicApiOptions) {
       // Only the declared operation names become label values.
       const label = opts.pipeline.isKnown(kind, operation) ? operation : 'unknown';
       metrics.request({ operation: label, kind, httpStatus: status, seconds, type: log.type, status: log.status, signatures: log.signatures });
-      req.log.info({ kind, ...log, httpStatus: status, ms: Math.round(seconds * 1e5) / 100 }, 'request');
+      // The access line's object is built only when info lines are written.
+      if (req.log.isLevelEnabled('info')) req.log.info({ kind, ...log, httpStatus: status, ms: Math.round(seconds * 1e5) / 100 }, 'request');
     }
   });
   return app;

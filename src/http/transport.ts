@@ -79,19 +79,20 @@ function hasBody(req: IncomingMessage): boolean {
  * Route hook of the JSON endpoints: a body is `application/json` (UTF-8, the only charset JSON
  * has: RFC 8259 §8.1) without a content coding; a request without a body needs no type.
  */
-export async function requireJsonBody(req: FastifyRequest): Promise<void> {
+export function requireJsonBody(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  // A callback hook (an async one costs a promise and a microtask turn on every request).
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    throw new SigilError('UNSUPPORTED_MEDIA_TYPE', `unsupported content encoding "${encoding}": send the JSON body uncompressed`);
+    return done(new SigilError('UNSUPPORTED_MEDIA_TYPE', `unsupported content encoding "${encoding}": send the JSON body uncompressed`));
   }
-  if (!hasBody(req.raw)) return;
+  if (!hasBody(req.raw)) return done();
   const type = req.headers['content-type'];
   if (type === undefined || !JSON_MEDIA_TYPE.test(type.trim())) {
-    throw new SigilError(
-      'UNSUPPORTED_MEDIA_TYPE',
-      `unsupported content type ${type === undefined ? '(none)' : `"${type}"`}: send the body as application/json`,
+    return done(
+      new SigilError('UNSUPPORTED_MEDIA_TYPE', `unsupported content type ${type === undefined ? '(none)' : `"${type}"`}: send the body as application/json`),
     );
   }
+  done();
 }
 
 /**

@@ -175,8 +175,10 @@ export class ActivityRunner {
     const { store } = this.deps;
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
-    const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext: { ...base, repos: reads } });
-    await checkSessionScope({ repos: reads, decl, type: binding.type, caller: base.caller, params, now: base.now, hookContext: { ...base, repos: reads } });
+    // The context the declaration's hooks see (policy keywords, organization rules): one per submission.
+    const hookContext: OperationContext = { ...base, repos: reads };
+    const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext });
+    await checkSessionScope({ repos: reads, decl, type: binding.type, caller: base.caller, params, now: base.now, hookContext });
 
     // Idempotency: the same bytes are the same activity (turnkey-semantics.md §3); the same bytes
     // from another user of the organization count as that user's approval. The pipeline looked the
@@ -222,12 +224,12 @@ export class ActivityRunner {
       params,
       votes: [vote],
       now: base.now,
-      hookContext: { ...base, repos: reads },
+      hookContext,
     });
     if (decision.outcome === 'deny') throw decision.error;
     // MFA (issue 19): the submitter's first matching MFA policy names the methods the activity must
     // carry; the submission's stamp is the first. (Votes returned above: exempt, or nothing could satisfy one.)
-    const mfa = await this.mfaOf(reads, deciding.id, orgId, base.caller, activityId, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext: { ...base, repos: reads } }));
+    const mfa = await this.mfaOf(reads, deciding.id, orgId, base.caller, activityId, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext }));
     if (mfa && !mfa.met && (deciding.id !== orgId || base.caller.credential.kind === 'attested')) {
       // It could not wait: a parent's credential votes in another organization, and an attested key
       // is no registered credential the approved activity could later run as.
