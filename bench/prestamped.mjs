@@ -38,13 +38,14 @@ const SCENARIOS = {
 };
 
 /** How many requests to stamp for a run: enough for the fastest rate a row can plausibly reach. */
-const CEILING = { sign_raw_payload: 6000, get_whoami: 12000, create_wallet: 1500 };
+const CEILING = { sign_raw_payload: 5000, get_whoami: 10000, create_wallet: 1500 };
 
 /**
  * Runs `names` against one deployment: `sigil` is `{url, pid, root, signWith}`; `pgClient` (a pg
- * Client on the same server) adds the PostgreSQL rows' database figures.
+ * Client on the same server) adds the PostgreSQL rows' database figures. `ratePerSecond` (by name)
+ * paces the load instead of sending as fast as answers come.
  */
-export async function prestampedRows({ label, sigil, names, durationMs, concurrency = 16, pgClient }) {
+export async function prestampedRows({ label, sigil, names, durationMs, concurrency = 16, pgClient, ratePerSecond = {} }) {
   const rows = [];
   for (const name of names) {
     const s = SCENARIOS[name];
@@ -52,10 +53,11 @@ export async function prestampedRows({ label, sigil, names, durationMs, concurre
     // Enough for the warm-up and the run at the fastest rate the row can plausibly reach.
     const count = Math.ceil((CEILING[name] * (durationMs + WARMUP_MS)) / 1000) + concurrency;
     const requests = prestamp(sigil.root, s.path, count, (i) => s.body(ctx, i));
-    const r = await runLoad({ url: sigil.url, requests, concurrency, durationMs, sigilPid: sigil.pid, pgClient });
+    const rate = ratePerSecond[name];
+    const r = await runLoad({ url: sigil.url, requests, concurrency, durationMs, sigilPid: sigil.pid, pgClient, ratePerSecond: rate });
     if (r.errors) console.error(`${label} ${name}: ${r.errors} errors, first: ${r.firstError}`);
     rows.push({
-      scenario: `${name} pre-stamped keep-alive, ${label}`,
+      scenario: `${name} pre-stamped keep-alive, ${label}${rate ? `, paced at ${rate}/s` : ''}`,
       concurrency,
       requests: r.requests,
       errors: r.errors,
