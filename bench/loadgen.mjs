@@ -259,7 +259,11 @@ export async function runLoad({ url, requests, concurrency, durationMs, warmupMs
   const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
   // Reading the stall gauge resets it: this read starts the interval the run is measured over.
   await metric(url, 'sigil_event_loop_delay_max_seconds', servers);
-  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), pg: backends.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
+  // Backends are counted one by one: one that opened during the run counts whole, and one that closed
+  // during it (a pool connection idle for its timeout, so doing nothing) is left out rather than
+  // subtracted.
+  const pgBefore = new Map(backends.map((p) => [p, cpuNs(p)]));
+  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
   const latencies = [];
   let errors = 0;
   let firstError;
@@ -270,7 +274,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, warmupMs
   });
   const elapsed = (performance.now() - started) / 1000;
   // Read before the metrics requests below, which cost the server a little.
-  const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0), pg: (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + cpuNs(p), 0) };
+  const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0) };
+  const pgNs = (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + Math.max(0, cpuNs(p) - (pgBefore.get(p) ?? 0)), 0);
   // The metrics requests themselves cost no database work.
   const tripsDone = (await trips()) - before.trips;
   const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
@@ -286,7 +291,7 @@ export async function runLoad({ url, requests, concurrency, durationMs, warmupMs
     p50ms: Number(percentile(latencies, 50).toFixed(2)),
     p99ms: Number(percentile(latencies, 99).toFixed(2)),
     serverCpuUs: done ? Math.round((after.server - before.server) / 1000 / done) : NaN,
-    postgresCpuUs: pgClient && done ? Math.round((after.pg - before.pg) / 1000 / done) : undefined,
+    postgresCpuUs: pgClient && done ? Math.round(pgNs / 1000 / done) : undefined,
     roundTrips: pgClient && done ? Number((tripsDone / done).toFixed(2)) : undefined,
     maxStallMs: stallMs,
   };
