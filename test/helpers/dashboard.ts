@@ -8,9 +8,17 @@ export { go, type DashboardSigil } from './browser.js';
 
 export async function startDashboard(): Promise<{ sigil: DashboardSigil; browser: Browser; page: Page; origin: string; consoleErrors: string[] }> {
   const { sigil, origin } = await serveForBrowser();
-  const browser = await launchChromium();
-  const consoleErrors: string[] = [];
-  const page = await newPage(browser, consoleErrors);
-  await addVirtualAuthenticator(page);
-  return { sigil, browser, page, origin, consoleErrors };
+  let browser: Browser | undefined;
+  try {
+    browser = await launchChromium();
+    const consoleErrors: string[] = [];
+    const page = await newPage(browser, consoleErrors);
+    await addVirtualAuthenticator(page);
+    return { sigil, browser, page, origin, consoleErrors };
+  } catch (err) {
+    // The caller never receives the server to stop it (no Chromium, say): stop it here.
+    await browser?.close();
+    await sigil.stop();
+    throw err;
+  }
 }
