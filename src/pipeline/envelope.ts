@@ -63,13 +63,13 @@ export function checkTimestamp(body: Record<string, unknown>, now: number, maxAg
       badRequestDetail([{ field: 'timestampMs', description: 'missing required field' }]),
     ]);
   }
-  const text = typeof raw === 'number' ? String(raw) : raw;
-  if (typeof text !== 'string' || !TIMESTAMP.test(text)) {
+  const ms = timestampOf(body);
+  if (ms === undefined) {
     throw invalid('bad request body: timestampMs must be a string of epoch milliseconds', [
       badRequestDetail([{ field: 'timestampMs', description: 'must be a string of digits (epoch milliseconds)' }]),
     ]);
   }
-  const ms = Number(text);
+  const text = String(raw);
   if (ms < now - maxAgeMs) {
     throw new SigilError('INVALID_TIME', `request timestampMs ${text} is too old: requests older than ${maxAgeMs / 60000} minutes are refused`);
   }

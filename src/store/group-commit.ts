@@ -87,13 +87,14 @@ const GROUP_INSERT_WITH_EVENTS = statement(
 );
 
 // The group's activities already recorded, each found by one probe of the idempotency key (migration
-// 025; OFFSET 0 keeps each a probe, as in src/store/hot-reads.ts); the caller matches the organizations. Keys arrive as JSON [[organization_id, timestamp_ms, fingerprint], ...].
+// 025; OFFSET 0 keeps each a probe, as in src/store/hot-reads.ts). Keys arrive as JSON
+// [{o: organization_id, t: timestamp_ms, f: fingerprint}, ...]; the caller matches the organizations.
 const EXISTING = statement(
   'sigil_existing_activities',
   `SELECT a.organization_id, a.fingerprint FROM json_to_recordset($1::json) AS k(t bigint, f text)
      CROSS JOIN LATERAL (SELECT organization_id, fingerprint FROM activities WHERE timestamp_ms = k.t AND fingerprint = k.f OFFSET 0) a`,
   `SELECT a.organization_id, a.fingerprint FROM json_each($1) AS k
-     JOIN activities a ON a.timestamp_ms = k.value ->> '$[1]' AND a.fingerprint = k.value ->> '$[2]' AND a.organization_id = k.value ->> '$[0]'`,
+     JOIN activities a ON a.timestamp_ms = k.value ->> '$.t' AND a.fingerprint = k.value ->> '$.f' AND a.organization_id = k.value ->> '$.o'`,
 );
 
 interface Records {
@@ -215,10 +216,9 @@ export class GroupCommit<R> {
 
   /** Units whose activity's fingerprint is already recorded. */
   private async duplicates(live: Queued[]): Promise<[Queued, DuplicateActivity][]> {
-    const keys = live.flatMap((q) => (q.unit.activities ?? []).map((a) => (this.opts.raw.dialect === 'postgres' ? { t: a.timestamp_ms, f: a.fingerprint } : [a.organization_id, a.timestamp_ms, a.fingerprint])));
+    const keys = live.flatMap((q) => (q.unit.activities ?? []).map((a) => ({ o: a.organization_id, t: a.timestamp_ms, f: a.fingerprint })));
     if (keys.length === 0) return [];
-    const param = JSON.stringify(keys);
-    const existing = new Set((await this.opts.raw.query<{ organization_id: string; fingerprint: string }>(EXISTING, [param])).map((r) => `${r.organization_id} ${r.fingerprint}`));
+    const existing = new Set((await this.opts.raw.query<{ organization_id: string; fingerprint: string }>(EXISTING, [JSON.stringify(keys)])).map((r) => `${r.organization_id} ${r.fingerprint}`));
     const out: [Queued, DuplicateActivity][] = [];
     for (const q of live) {
       const a = (q.unit.activities ?? []).find((x) => existing.has(`${x.organization_id} ${x.fingerprint}`));

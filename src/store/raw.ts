@@ -82,10 +82,11 @@ export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.
 export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size: number): RawDb {
   const connections: { client: Promise<pg.Client>; waiting: number; tail: Promise<unknown> }[] = [];
   // Every statement here is an index lookup or an insert, and each is prepared once per connection:
-  // after five runs PostgreSQL may keep a generic plan, and one made while a table was still small
-  // scans the whole table for the life of the connection (seen: the hot read reading every page of
-  // `activities`, 1.2 ms a call, on a deployment a few seconds old). Without sequential scans the
-  // planner picks the index whatever the table's size was.
+  // after five runs PostgreSQL may keep a generic plan for the connection's life, and one made while a
+  // table was still small can read it whole on every run (seen: a hash join over activities, and a
+  // lookup through the listing index reading 480 pages a call, on a deployment a few seconds old).
+  // Without sequential scans the planner keeps to the indexes whatever the table's size was; the
+  // statements themselves are written so only one index fits each lookup (migration 025).
   const hotConfig: pg.ClientConfig = { ...config, options: [config.options, '-c enable_seqscan=off'].filter(Boolean).join(' ') };
   const open = () => {
     const client = new pg.Client(hotConfig);
