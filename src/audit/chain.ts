@@ -16,7 +16,7 @@
 // detected.
 //
 // The first, single chain (migration 009), kept for entries written before streams:
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, hash } from 'node:crypto';
 import { canonicalJson } from '../crypto/canonical-json.js';
 
 export const GENESIS = '0'.repeat(64);
@@ -114,9 +114,12 @@ export function entryMac(key: Uint8Array, prevMac: string, entry: string): strin
   return createHmac('sha256', key).update(prevMac, 'utf8').update(entry, 'utf8').digest('hex');
 }
 
-/** sha256 hex of a stored text, or null: what an entry commits to of an activity's columns. */
+/**
+ * sha256 hex of a stored text, or null: what an entry commits to of an activity's columns. One-shot
+ * hash() (strings are hashed as UTF-8): every activity's entry takes two or three of these.
+ */
 export function digestOf(text: string | null | undefined): string | null {
-  return text === null || text === undefined ? null : createHash('sha256').update(text, 'utf8').digest('hex');
+  return text === null || text === undefined ? null : hash('sha256', text, 'hex');
 }
 
 /** What a checkpoint's signature covers. */

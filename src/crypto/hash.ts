@@ -4,14 +4,14 @@
 // SHA-256 goes through node:crypto (OpenSSL) for speed; keccak, RIPEMD-160, BLAKE2b-256 and SHA3-256
 // come from @noble/hashes because OpenSSL's keccak/ripemd availability differs between builds.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { keccak_256, sha3_256 as nobleSha3_256 } from '@noble/hashes/sha3.js';
 import { ripemd160 as nobleRipemd160 } from '@noble/hashes/legacy.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { CryptoInputError, describeValue } from './errors.js';
 
 export function sha256(data: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(data).digest());
+  return new Uint8Array(hash('sha256', data, 'buffer'));
 }
 
 export function sha256d(data: Uint8Array): Uint8Array {

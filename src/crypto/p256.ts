@@ -337,8 +337,14 @@ export function rawToDerSignature(raw: Uint8Array): Uint8Array {
 const KEY_CACHE_MAX = 4096;
 const publicKeyCache = new Map<string, KeyObject>();
 
-/** Marks a cache entry most recently used (Map iteration order is insertion order). */
+/**
+ * Marks a cache entry most recently used (Map iteration order is insertion order). Only once the map
+ * is half full: below that nothing is evicted until it has grown by half its cap again, and a key in
+ * use is refreshed by its next hit long before. Re-inserting on every hit made the map's table be
+ * rebuilt again and again, garbage that outlived the young generation (issue 14).
+ */
 function refreshed(id: string, key: KeyObject): KeyObject {
+  if (publicKeyCache.size <= KEY_CACHE_MAX / 2) return key;
   const canonical = id.toLowerCase();
   publicKeyCache.delete(canonical);
   publicKeyCache.set(canonical, key);

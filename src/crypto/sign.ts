@@ -229,9 +229,13 @@ function cacheKey(curve: Curve, privateKey: Uint8Array): string {
 function cached(id: string, make: () => SigningKey): SigningKey {
   let key = cache.get(id);
   if (key) {
-    // Refresh recency: Map iteration order is insertion order, so re-insert to mark as newest.
-    cache.delete(id);
-    cache.set(id, key);
+    // Refresh recency: Map iteration order is insertion order, so re-insert to mark as newest. Only
+    // once the map is half full (as the P-256 key cache in p256.ts): below that nothing is evicted
+    // before a key in use is hit again, and re-inserting on every hit rebuilt the map's table.
+    if (cache.size > CACHE_LIMIT / 2) {
+      cache.delete(id);
+      cache.set(id, key);
+    }
     return key;
   }
   key = make();

@@ -54,9 +54,13 @@ export class ReadCache {
       const generation = generations.get(id) ?? 0;
       const entry = this.organizations.get(id);
       if (entry && entry.generation === generation) {
-        // Most recently used last.
-        this.organizations.delete(id);
-        this.organizations.set(id, entry);
+        // Most recently used last; only once the map is half full: below that nothing is evicted
+        // before an organization in use is seen again, and re-inserting on every request rebuilt
+        // the map's table, garbage that outlived the young generation (issue 14).
+        if (this.organizations.size > MAX_ORGANIZATIONS / 2) {
+          this.organizations.delete(id);
+          this.organizations.set(id, entry);
+        }
         continue;
       }
       this.organizations.delete(id);
