@@ -44,12 +44,23 @@ function requestBytes(r, host) {
 }
 
 /**
- * Unmeasured load before each run (BENCH_WARMUP_MS): a server is measured warm, as it serves. On this
- * machine a fresh process's CPU per signature falls for its first ~8 s of load (2 s windows: 679, 528,
- * 468, 452, 435, 458 µs) while V8 optimizes the request path and sizes its heap, and SQLite's log
- * file reaches the size it is then reused at.
+ * Unmeasured load before each run (BENCH_WARMUP_MS), per serving process: a server is measured warm,
+ * as it serves. A fresh process's CPU per signature falls for its first ~20 s of load while V8
+ * optimizes the request path and sizes its heap, and SQLite's log file reaches the size it is then
+ * reused at. SQLite, 3 s windows from the first request, two runs: 872, 572, 565, 556, 514, 610, 713,
+ * 499, 471, 517 and 860, 579, 514, 505, 497, 485, 502, 476, 481, 473 µs. With `--workers 2` each
+ * process gets half the load, so the warm-up is twice as long for each to have served as many
+ * requests as one process alone (at 8 s for both, the two-process row measured processes still
+ * warming: 1,068 µs per signature against 636 once warm).
  */
-export const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 8000);
+export const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 15000);
+
+/** The processes that answer requests: the workers of `serve --workers N`, or the one process. */
+export function servingProcesses(pid) {
+  const pids = processTree(pid);
+  // With workers, the primary only supervises; the workers answer.
+  return pids.length > 1 ? pids.slice(1) : pids;
+}
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
@@ -215,7 +226,7 @@ async function perProcess(url, name, pids) {
  * unmeasured, then for `durationMs` (or until they run out), bracketed by readings of server and
  * database cost.
  */
-export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS, sigilPid, pgClient, ratePerSecond }) {
+export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS * servingProcesses(sigilPid).length, sigilPid, pgClient, ratePerSecond }) {
   const target = new URL(url);
   const bytes = requests.map((r) => requestBytes(r, target.host));
   const connections = Array.from({ length: concurrency }, () => new Connection(Number(target.port), target.hostname));
@@ -253,8 +264,7 @@ export async function runLoad({ url, requests, concurrency, durationMs, warmupMs
   if (warmErrors > 0 && warmErrors === next) throw new Error(`every warm-up request failed: ${warmError}`);
 
   const pids = processTree(sigilPid);
-  // With workers, the primary only supervises; the workers answer.
-  const servers = pids.length > 1 ? pids.slice(1) : pids;
+  const servers = servingProcesses(sigilPid);
   const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
   const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
   // Reading the stall gauge resets it: this read starts the interval the run is measured over.

@@ -4,7 +4,7 @@
 // PostgreSQL backends' CPU µs per request and the SQL round trips per request, beside the budget of
 // one signature on one core (DESIGN.md "The hot path": HTTP 47 + stamp verify 77 + secp256k1 sign 48 +
 // a share of a grouped durable write 49 ≈ 223 µs).
-import { WARMUP_MS, prestamp, runLoad } from './loadgen.mjs';
+import { WARMUP_MS, prestamp, runLoad, servingProcesses } from './loadgen.mjs';
 
 export const BUDGET_US = 223;
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
@@ -51,7 +51,7 @@ export async function prestampedRows({ label, sigil, names, durationMs, concurre
     const s = SCENARIOS[name];
     const ctx = { organizationId: sigil.root.organizationId, signWith: sigil.signWith, now: Date.now(), tag: Math.random().toString(16).slice(2, 10) };
     // Enough for the warm-up and the run at the fastest rate the row can plausibly reach.
-    const count = Math.ceil((CEILING[name] * (durationMs + WARMUP_MS)) / 1000) + concurrency;
+    const count = Math.ceil((CEILING[name] * (durationMs + WARMUP_MS * servingProcesses(sigil.pid).length)) / 1000) + concurrency;
     const requests = prestamp(sigil.root, s.path, count, (i) => s.body(ctx, i));
     const rate = ratePerSecond[name];
     const r = await runLoad({ url: sigil.url, requests, concurrency, durationMs, sigilPid: sigil.pid, pgClient, ratePerSecond: rate });
