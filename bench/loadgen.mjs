@@ -226,7 +226,7 @@ async function perProcess(url, name, pids) {
  * unmeasured, then for `durationMs` (or until they run out), bracketed by readings of server and
  * database cost.
  */
-export async function runLoad({ url, requests, concurrency, durationMs, warmupMs = WARMUP_MS * servingProcesses(sigilPid).length, sigilPid, pgClient, ratePerSecond }) {
+export async function runLoad({ url, requests, concurrency, durationMs, sigilPid, warmupMs = WARMUP_MS * servingProcesses(sigilPid).length, pgClient, ratePerSecond }) {
   const target = new URL(url);
   const bytes = requests.map((r) => requestBytes(r, target.host));
   const connections = Array.from({ length: concurrency }, () => new Connection(Number(target.port), target.hostname));
