@@ -10,7 +10,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { postgresRaw, sqliteRaw, type RawDb } from './raw.js';
-import { WalSync, startCheckpointer } from './wal-sync.js';
+import { Checkpointer, WalSync } from './wal-sync.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
 import * as m003 from './migrations/003_import_bundles.js';
@@ -90,7 +90,7 @@ export interface OpenedDatabase {
   /** SQLite: makes commits durable off the event loop (src/store/wal-sync.ts). */
   walSync?: WalSync;
   /** SQLite: the checkpointing worker, stopped on close. */
-  checkpointer?: { stop(): Promise<void> };
+  checkpointer?: Checkpointer;
   /**
    * PostgreSQL: a small pool of its own for background work (the webhook dispatcher), so that work
    * never takes a connection requests wait for, and its statements are not counted as the request
@@ -226,7 +226,13 @@ function openPostgres(url: string): OpenedDatabase {
   };
 }
 
-export async function openDatabase(opts: { dataDir: string; databaseUrl?: string }): Promise<OpenedDatabase> {
+/** How the SQLite log is checkpointed (src/store/wal-sync.ts Checkpointer); the defaults serve. */
+export interface CheckpointOptions {
+  intervalMs?: number;
+  restartFrames?: number;
+}
+
+export async function openDatabase(opts: { dataDir: string; databaseUrl?: string; checkpoints?: CheckpointOptions }): Promise<OpenedDatabase> {
   const opened = opts.databaseUrl ? openPostgres(opts.databaseUrl) : openSqlite(opts.dataDir);
   if (opened.dialect === 'postgres') {
     // Fail fast with a clear message when the server is unreachable.
@@ -276,7 +282,7 @@ export async function openDatabase(opts: { dataDir: string; databaseUrl?: string
     opened.sqliteWriter.pragma('synchronous = NORMAL');
     opened.sqliteWriter.pragma('wal_autocheckpoint = 0');
     opened.walSync = new WalSync(`${opened.location}-wal`);
-    opened.checkpointer = startCheckpointer(opened.location);
+    opened.checkpointer = new Checkpointer(opened.location, opts.checkpoints?.intervalMs, opts.checkpoints?.restartFrames);
   }
   return opened;
 }

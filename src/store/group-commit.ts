@@ -136,6 +136,12 @@ export class GroupCommit<R> {
       durable?: () => Promise<void>;
       /** The sync of the log now running, if any (SQLite's WalSync). */
       syncing?: () => Promise<void> | undefined;
+      /**
+       * SQLite: a checkpoint to run before the next commit, when one is due (src/store/wal-sync.ts
+       * Checkpointer): with no commit beside it, it copies the whole log, which the next commit then
+       * starts over. Units gather meanwhile, as during a sync.
+       */
+      restartLog?: () => Promise<unknown> | undefined;
     },
   ) {}
 
@@ -158,6 +164,8 @@ export class GroupCommit<R> {
         // answered no later, and one large commit writes the log's pages once for the whole group.
         const syncing = this.opts.syncing?.();
         if (syncing) await syncing.catch(() => undefined);
+        const checkpoint = this.opts.restartLog?.();
+        if (checkpoint) await checkpoint.catch(() => undefined);
         await this.commitBatch(this.queue.splice(0, MAX_BATCH));
       }
     } finally {

@@ -2,7 +2,7 @@
 // folder holds SQL; everything above it talks to repositories.
 import { sql, type Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openDatabase, type DatabaseStats, type Dialect } from './db.js';
+import { openDatabase, type CheckpointOptions, type DatabaseStats, type Dialect } from './db.js';
 import type { Database } from './schema.js';
 import { GroupCommit, type RecordUnit } from './group-commit.js';
 import { AuditLane, type AuditSealer, type PendingAuditEntry } from './audit-lane.js';
@@ -10,7 +10,7 @@ import type { RawDb } from './raw.js';
 import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
 import { hotReads, type HotReads } from './hot-reads.js';
-import type { WalSync } from './wal-sync.js';
+import type { Checkpointer, WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
 import { ApiKeysRepo } from './repositories/api-keys.js';
@@ -201,17 +201,20 @@ export class Store {
     private readonly raw: RawDb,
     sqliteWriter: BetterSqlite3.Database | undefined,
     private readonly walSync: WalSync | undefined,
-    private readonly checkpointer: { stop(): Promise<void> } | undefined,
+    private readonly checkpointer: Checkpointer | undefined,
     private readonly backgroundDb: Kysely<Database> | undefined,
   ) {
     this.repos = bind(db);
     this.background = backgroundDb ? bind(backgroundDb) : this.repos;
-    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined, syncing: walSync ? () => walSync.inFlight() : undefined });
+    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined,
+      syncing: walSync ? () => walSync.inFlight() : undefined,
+      restartLog: checkpointer ? () => (checkpointer.restartDue() ? checkpointer.checkpoint() : undefined) : undefined,
+    });
     this.hot = hotReads(raw);
     this.cache = new ReadCache(async (ids) => (await this.hot.read(ids)).generations);
   }
 
-  static async open(opts: { dataDir: string; databaseUrl?: string }): Promise<Store> {
+  static async open(opts: { dataDir: string; databaseUrl?: string; checkpoints?: CheckpointOptions }): Promise<Store> {
     const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb } = await openDatabase(opts);
     return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb);
   }
