@@ -3,7 +3,7 @@
 // raw-crypto ceiling of one signing request (stamp verify + sign, no HTTP, no database) measured in
 // the same run. Results are also written to bench/results/<date>.json; no test asserts them.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -350,6 +350,10 @@ if (want('create_wallet')) {
     results.push(r);
   }
 }
+// The log's file after the SQLite rows' minutes of steady writes: it starts over past ~16 MB
+// (src/store/wal-sync.ts), so it stays near that plus what a second of load writes, however long
+// the load lasts.
+const sqliteLogMb = Math.round(statSync(join(dataDir, 'sigil.sqlite-wal')).size / 2 ** 20);
 child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
 if (want('prestamped_pg')) results.push(...(await postgresPrestamped()));
@@ -364,5 +368,6 @@ console.log(`\nSigil bench: SQLite with durable commits (PostgreSQL where a row 
 console.table(results);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 const file = join(ROOT, 'bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), durationMs: DURATION_MS, results }, null, 2));
+console.log(`SQLite write-ahead log after the SQLite rows: ${sqliteLogMb} MB`);
+writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), durationMs: DURATION_MS, sqliteLogMb, results }, null, 2));
 console.log(`written to ${file}`);
