@@ -351,7 +351,7 @@ if (want('create_wallet')) {
   }
 }
 // The log's file after the SQLite rows' minutes of steady writes: it starts over past ~16 MB
-// (src/store/wal-sync.ts), so it stays near that plus what a second of load writes, however long
+// (src/store/wal-sync.ts), so it stays near that plus what 250 ms of load writes, however long
 // the load lasts.
 const sqliteLogMb = Math.round(statSync(join(dataDir, 'sigil.sqlite-wal')).size / 2 ** 20);
 child.kill('SIGTERM');

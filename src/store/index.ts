@@ -208,7 +208,7 @@ export class Store {
     this.background = backgroundDb ? bind(backgroundDb) : this.repos;
     this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined,
       syncing: walSync ? () => walSync.inFlight() : undefined,
-      restartLog: checkpointer ? () => (checkpointer.restartDue() ? checkpointer.checkpoint() : undefined) : undefined,
+      restartLog: checkpointer ? () => checkpointer.quiet() : undefined,
     });
     this.hot = hotReads(raw);
     this.cache = new ReadCache(async (ids) => (await this.hot.read(ids)).generations);
@@ -268,6 +268,9 @@ export class Store {
    * together or none do. Resolves once the commit is durable, unless `durable: false`.
    */
   async transaction<T>(fn: (repos: Repositories) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
+    // SQLite: not while the log is being handed off to start over (src/store/wal-sync.ts Checkpointer).
+    const handOff = this.checkpointer?.quiet();
+    if (handOff) await handOff;
     const result = await this.db.connection().execute(async (conn) => {
       await sql.raw(this.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
       try {
