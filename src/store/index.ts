@@ -206,7 +206,14 @@ export class Store {
   ) {
     this.repos = bind(db);
     this.background = backgroundDb ? bind(backgroundDb) : this.repos;
-    this.group = new GroupCommit({ db, dialect, raw, lane: this.lane, sqliteWriter, bind, durable: walSync ? () => walSync.sync() : undefined,
+    this.group = new GroupCommit({
+      db,
+      dialect,
+      raw,
+      lane: this.lane,
+      sqliteWriter,
+      bind,
+      durable: walSync ? () => walSync.sync() : undefined,
       syncing: walSync ? () => walSync.inFlight() : undefined,
       restartLog: checkpointer ? () => checkpointer.quiet() : undefined,
     });
