@@ -84,8 +84,8 @@ export const LOG_RESTART_FRAMES = 4096;
 /**
  * A worker thread that checkpoints the log into the database file every `intervalMs` (PASSIVE: it
  * never waits for readers or writers), so no commit on the event loop pays for one. When the log has
- * grown past `restartFrames`, `restartDue()` says so: every writer then waits for `quiet()`, which
- * runs `checkpoint()` with nothing written meanwhile, so it copies the rest of the log (only what was
+ * grown past `restartFrames`, every writer waits for `quiet()`, which runs one more checkpoint
+ * with nothing written meanwhile, so it copies the rest of the log (only what was
  * written since the last periodic run) and the next commit starts the log over. The log can outgrow
  * its limit by what is written between two looks: looking every second, the bench's SQLite rows left
  * it at the 64 MB journal_size_limit; every 250 ms, at 23 MB.
@@ -123,7 +123,7 @@ export class Checkpointer {
   }
 
   /** The log has grown past the frames it may hold: a checkpoint with no commit beside it is due. */
-  restartDue(): boolean {
+  private restartDue(): boolean {
     return this.due && !this.stopped;
   }
 
@@ -143,7 +143,7 @@ export class Checkpointer {
   }
 
   /** Runs a PASSIVE checkpoint now; resolves with what it reported once it is done. */
-  checkpoint(): Promise<CheckpointResult | undefined> {
+  private checkpoint(): Promise<CheckpointResult | undefined> {
     this.due = false;
     if (this.stopped) return Promise.resolve(undefined);
     return new Promise((resolve) => {
