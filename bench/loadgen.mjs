@@ -267,12 +267,15 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   const servers = servingProcesses(sigilPid);
   const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
   const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
+  // The grouped commits of the serving processes: units per group is what commit grouping achieved.
+  const groups = async () => ({ groups: await metric(url, 'sigil_commit_groups_total', servers), units: await metric(url, 'sigil_commit_group_units_total', servers) });
   // Reading the stall gauge resets it: this read starts the interval the run is measured over.
   await metric(url, 'sigil_event_loop_delay_max_seconds', servers);
   // Backends are counted one by one: one that opened during the run counts whole, and one that closed
   // during it (a pool connection idle for its timeout, so doing nothing) is left out rather than
   // subtracted.
   const pgBefore = new Map(backends.map((p) => [p, cpuNs(p)]));
+  const groupsBefore = await groups();
   const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
   const latencies = [];
   let errors = 0;
@@ -288,6 +291,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   const pgNs = (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + Math.max(0, cpuNs(p) - (pgBefore.get(p) ?? 0)), 0);
   // The metrics requests themselves cost no database work.
   const tripsDone = (await trips()) - before.trips;
+  const groupsAfter = await groups();
+  const grouped = { groups: groupsAfter.groups - groupsBefore.groups, units: groupsAfter.units - groupsBefore.units };
   const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
   for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
@@ -303,6 +308,7 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     serverCpuUs: done ? Math.round((after.server - before.server) / 1000 / done) : NaN,
     postgresCpuUs: pgClient && done ? Math.round(pgNs / 1000 / done) : undefined,
     roundTrips: pgClient && done ? Number((tripsDone / done).toFixed(2)) : undefined,
+    unitsPerGroup: grouped.groups > 0 ? Number((grouped.units / grouped.groups).toFixed(1)) : undefined,
     maxStallMs: stallMs,
   };
 }

@@ -67,6 +67,7 @@ export async function prestampedRows({ label, sigil, names, durationMs, concurre
       serverCpuUs: r.serverCpuUs,
       postgresCpuUs: r.postgresCpuUs ?? '',
       roundTrips: r.roundTrips ?? '',
+      unitsPerGroup: r.unitsPerGroup ?? '',
       maxStallMs: r.maxStallMs,
       budgetUs: name === 'sign_raw_payload' ? BUDGET_US : '',
     });

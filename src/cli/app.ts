@@ -158,6 +158,10 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
     const transport = transportLimits(config, logger);
     const metrics = new Metrics();
     metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
+    // Units per group (the second over the first): how many finished requests share each commit, and
+    // so each sync of the log (SQLite) or round trip (PostgreSQL).
+    metrics.addCounter('sigil_commit_groups_total', 'Grouped commits of finished requests this process made.', () => store.commitGroups.groups);
+    metrics.addCounter('sigil_commit_group_units_total', 'Finished requests recorded by those grouped commits.', () => store.commitGroups.units);
     // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
     // more than a few milliseconds); resets when read, so each scrape covers the interval since the last.
     const loopDelay = monitorEventLoopDelay({ resolution: 1 });

@@ -64,6 +64,12 @@ interface Queued {
 
 const MAX_BATCH = 256;
 
+/** How many groups this process committed and how many units they held (GET /metrics). */
+export interface GroupCommitStats {
+  groups: number;
+  units: number;
+}
+
 // One statement for all of a group's records on PostgreSQL, prepared once: every table's rows arrive
 // as a JSON array and are inserted positionally (json_populate_recordset yields the table's columns
 // in order).
@@ -120,6 +126,7 @@ function gather(units: RecordUnit[]): Records {
 export class GroupCommit<R> {
   private queue: Queued[] = [];
   private running = false;
+  readonly stats: GroupCommitStats = { groups: 0, units: 0 };
   /** SQLite: each table's columns (read from the table itself) and its one-row INSERT. */
   private readonly sqliteTables = new Map<string, { columns: string[]; insert: BetterSqlite3.Statement }>();
 
@@ -166,7 +173,10 @@ export class GroupCommit<R> {
         if (syncing) await syncing.catch(() => undefined);
         const checkpoint = this.opts.restartLog?.();
         if (checkpoint) await checkpoint.catch(() => undefined);
-        await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.stats.groups++;
+        this.stats.units += batch.length;
+        await this.commitBatch(batch);
       }
     } finally {
       this.running = false;

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openDatabase, type CheckpointOptions, type DatabaseStats, type Dialect } from './db.js';
 import type { Database } from './schema.js';
-import { GroupCommit, type RecordUnit } from './group-commit.js';
+import { GroupCommit, type GroupCommitStats, type RecordUnit } from './group-commit.js';
 import { AuditLane, type AuditSealer, type PendingAuditEntry } from './audit-lane.js';
 import type { RawDb } from './raw.js';
 import { ReadCache } from './read-cache.js';
@@ -224,6 +224,11 @@ export class Store {
   static async open(opts: { dataDir: string; databaseUrl?: string; checkpoints?: CheckpointOptions }): Promise<Store> {
     const { db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb } = await openDatabase(opts);
     return new Store(db, dialect, location, stats, raw, sqliteWriter, walSync, checkpointer, backgroundDb);
+  }
+
+  /** Grouped commits so far and the units they held (GET /metrics). */
+  get commitGroups(): GroupCommitStats {
+    return this.group.stats;
   }
 
   /**

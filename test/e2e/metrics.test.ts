@@ -89,6 +89,14 @@ describe('GET /metrics', () => {
     expect(delta('sigil_request_duration_seconds_bucket', { operation: 'whoami', le: '+Inf' })).toBe(3);
     expect(delta('sigil_activities_total', { type: 'ACTIVITY_TYPE_CREATE_WALLET', status: 'ACTIVITY_STATUS_COMPLETED' })).toBe(1);
     expect(delta('sigil_signatures_total', { operation: 'sign_raw_payloads' })).toBe(2);
+    // The wallet and the signature were each recorded by a grouped commit (the refusal may be too).
+    expect(after.types.get('sigil_commit_groups_total')).toBe('counter');
+    expect(after.types.get('sigil_commit_group_units_total')).toBe('counter');
+    const groups = delta('sigil_commit_groups_total', {});
+    const units = delta('sigil_commit_group_units_total', {});
+    expect(units).toBeGreaterThanOrEqual(2);
+    expect(groups).toBeGreaterThanOrEqual(1);
+    expect(units).toBeGreaterThanOrEqual(groups);
     // Buckets are cumulative.
     const buckets = after.samples.filter((s) => s.name === 'sigil_request_duration_seconds_bucket' && s.labels.operation === 'whoami');
     for (let i = 1; i < buckets.length; i++) expect(buckets[i].value).toBeGreaterThanOrEqual(buckets[i - 1].value);
