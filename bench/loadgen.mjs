@@ -216,7 +216,8 @@ async function perProcess(url, name, pids) {
       }).on('error', reject);
     });
     const m = new RegExp(`^${name}\\{pid="(\\d+)"\\} ([0-9.eE+-]+)$`, 'm').exec(text);
-    if (m) seen.set(m[1], Number(m[2]));
+    // A process's first answer is its reading: a later one would follow a reset of the stall gauge.
+    if (m && !seen.has(m[1])) seen.set(m[1], Number(m[2]));
   }
   return seen;
 }
@@ -269,14 +270,16 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   const trips = () => (pgClient ? metric(url, 'sigil_database_round_trips_total', servers) : Promise.resolve(0));
   // The grouped commits of the serving processes: units per group is what commit grouping achieved.
   const groups = async () => ({ groups: await metric(url, 'sigil_commit_groups_total', servers), units: await metric(url, 'sigil_commit_group_units_total', servers) });
-  // Reading the stall gauge resets it: this read starts the interval the run is measured over.
+  const groupsBefore = await groups();
+  const tripsBefore = await trips();
+  // Every /metrics answer reads the stall gauge, and reading it resets it: this read, the last before
+  // the run, starts the interval the run is measured over.
   await metric(url, 'sigil_event_loop_delay_max_seconds', servers);
   // Backends are counted one by one: one that opened during the run counts whole, and one that closed
   // during it (a pool connection idle for its timeout, so doing nothing) is left out rather than
   // subtracted.
   const pgBefore = new Map(backends.map((p) => [p, cpuNs(p)]));
-  const groupsBefore = await groups();
-  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: await trips() };
+  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: tripsBefore };
   const latencies = [];
   let errors = 0;
   let firstError;
@@ -289,11 +292,12 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   // Read before the metrics requests below, which cost the server a little.
   const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0) };
   const pgNs = (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + Math.max(0, cpuNs(p) - (pgBefore.get(p) ?? 0)), 0);
-  // The metrics requests themselves cost no database work.
+  // The stall gauge first: any other /metrics request would reset it. The metrics requests themselves
+  // cost no database work.
+  const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
   const tripsDone = (await trips()) - before.trips;
   const groupsAfter = await groups();
   const grouped = { groups: groupsAfter.groups - groupsBefore.groups, units: groupsAfter.units - groupsBefore.units };
-  const stallMs = Math.round((await metricMax(url, 'sigil_event_loop_delay_max_seconds', servers)) * 1000 * 10) / 10;
   for (const c of connections) c.close();
   latencies.sort((a, b) => a - b);
   const done = latencies.length;
