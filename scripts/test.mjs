@@ -5,13 +5,16 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import pg from 'pg';
 
 const PG_URL = process.env.SIGIL_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const extraArgs = process.argv.slice(2);
 const out = mkdtempSync(join(tmpdir(), 'sigil-vitest-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
+// Every failed test by pass, file and name: printed again at the very end, because CI keeps only the
+// tail of a long run and the failure itself scrolls away under later passes.
+const failures = [];
 
 function run(label, args, env) {
   process.stdout.write(`\n=== ${label} ===\n`);
@@ -26,6 +29,12 @@ function run(label, args, env) {
     totals.failed += j.numFailedTests;
     totals.skipped += j.numPendingTests + j.numTodoTests;
     if (j.numTotalTests === 0) totals.failed += 1; // a pass that ran nothing is a failure
+    for (const file of j.testResults ?? []) {
+      const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+      for (const t of failed) failures.push(`${label}: ${relative(process.cwd(), file.name)} > ${t.fullName}`);
+      // A file that failed outside any test (its setup, an unhandled error) has no failed assertion.
+      if (failed.length === 0 && file.status === 'failed') failures.push(`${label}: ${relative(process.cwd(), file.name)}: ${String(file.message ?? '').split('\n')[0]}`);
+    }
   } catch {
     totals.failed += 1; // the runner died before writing results
   }
@@ -60,5 +69,6 @@ if (await postgresReachable()) {
   process.stdout.write('Skipping the PostgreSQL pass (start PostgreSQL or set SIGIL_TEST_DATABASE_URL to run it).\n');
 }
 rmSync(out, { recursive: true, force: true });
+if (failures.length) process.stdout.write(`\nfailed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
 process.stdout.write(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
 process.exit(ok && totals.failed === 0 ? 0 : 1);
