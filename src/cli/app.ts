@@ -32,9 +32,9 @@ import { Store } from '../store/index.js';
 import { drainServers } from './drain.js';
 import type { LogSink } from './log-sink.js';
 
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+import { VERSION } from './version.js';
+
+export { VERSION };
 
 export function makeLogger(level: string, sink: LogSink): Logger {
   // Logs go to stderr as JSON lines (through the non-blocking, bounded sink of log-sink.ts); stdout

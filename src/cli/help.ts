@@ -1,7 +1,7 @@
 // Help text of the `sigil` command: `sigil help` lists every command, `sigil help CMD` and
 // `sigil CMD --help` explain one. Kept beside main.ts's dispatch so each command has one entry here.
 
-import { PROXY_CONFIG_HELP } from './proxy-config.js';
+import { PROXY_CONFIG_HELP } from './proxy-config-help.js';
 import { OPERATOR_TOOL_HELP } from './operator-tools.js';
 
 export interface CommandHelp {

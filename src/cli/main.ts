@@ -5,21 +5,20 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey } from '../barrier/master-key.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { initializeDeployment, isInitialized, loadDeployment, type InitResult } from '../domain/governance/deployment.js';
-import { Store } from '../store/index.js';
-import { makeLogger, startApp, VERSION } from './app.js';
-import { openLogSink } from './log-sink.js';
-import { verifyProofsCommand } from './verify-proofs.js';
-import { auditExport, auditVerify } from './audit.js';
-import { backupCommand, restoreCommand } from './backup.js';
-import { fixPorts, isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
+import type { InitResult } from '../domain/governance/deployment.js';
 import { commandHelp, usage } from './help.js';
-import { rotateMasterKey } from './rotate-master-key.js';
-import { showConfig } from './show-config.js';
-import { proxyConfigCommand } from './proxy-config.js';
+import { fixPorts, isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
 import { isOperatorTool, operatorToolCommand } from './operator-tools.js';
+import { VERSION } from './version.js';
+
+// Each command imports what it runs when it runs: the server's module graph (fastify, ajv, the
+// WebAuthn verifier, every operation) costs ~2 s of CPU to load here, which `init`, `audit` or an
+// operator tool such as `whoami` has no use for (those load in 25–550 ms). cluster.ts and
+// operator-tools.ts are light and stay static imports.
+const storeModule = () => import('../store/index.js');
+const masterKeyModule = () => import('../barrier/master-key.js');
+const deploymentModule = () => import('../domain/governance/deployment.js');
 
 class UsageError extends Error {}
 
@@ -27,6 +26,11 @@ const print = (text: string) => void process.stdout.write(text);
 
 async function init(config: Config, json: boolean): Promise<InitResult> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const [{ Store }, { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey }, { initializeDeployment, isInitialized }] = await Promise.all([
+    storeModule(),
+    masterKeyModule(),
+    deploymentModule(),
+  ]);
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (await isInitialized(store.repos)) {
@@ -45,14 +49,14 @@ async function init(config: Config, json: boolean): Promise<InitResult> {
     const result = await initializeDeployment(store, masterKey);
     masterKey.fill(0);
     if (json) process.stdout.write(JSON.stringify(result) + '\n');
-    else printCredentials(result, config, createdKeyFile);
+    else printCredentials(result, createdKeyFile ? masterKeyPath(config.dataDir) : undefined);
     return result;
   } finally {
     await store.close();
   }
 }
 
-function printCredentials(r: InitResult, config: Config, createdKeyFile: boolean) {
+function printCredentials(r: InitResult, createdKeyFile: string | undefined) {
   const lines = [
     'Sigil initialized. These root credentials are shown once; store the private key safely.',
     `  organizationId   ${r.organizationId}`,
@@ -61,13 +65,14 @@ function printCredentials(r: InitResult, config: Config, createdKeyFile: boolean
     `  apiPublicKey     ${r.apiPublicKey}`,
     `  apiPrivateKey    ${r.apiPrivateKey}`,
     `  signerPublicKey  ${r.signerPublicKey}`,
-    createdKeyFile ? `  master key file  ${masterKeyPath(config.dataDir)} (mode 600; back it up)` : '  master key       from SIGIL_MASTER_KEY',
+    createdKeyFile ? `  master key file  ${createdKeyFile} (mode 600; back it up)` : '  master key       from SIGIL_MASTER_KEY',
   ];
   process.stdout.write(lines.join('\n') + '\n');
 }
 
 /** The log sink and logger of a serving process (or a cluster's primary); stdout losing its reader is no error. */
-function processLogging(config: Config) {
+async function processLogging(config: Config) {
+  const [{ openLogSink }, { makeLogger }] = await Promise.all([import('./log-sink.js'), import('./app.js')]);
   const sink = openLogSink(2, config.logBufferBytes);
   // stdout carries one line (listening …); if nobody reads it any more, that is nothing to crash on.
   process.stdout.on('error', () => {});
@@ -80,7 +85,8 @@ async function serveProcess(config: Config): Promise<void> {
   // generation lets V8 collect them in fewer scavenges (about 9% of a signing request's CPU here),
   // for up to 2 × 64 MB more memory.
   v8.setFlagsFromString('--max-semi-space-size=64');
-  const { sink, logger } = processLogging(config);
+  const { sink, logger } = await processLogging(config);
+  const { startApp } = await import('./app.js');
   const app = await startApp(config, logger, sink);
   if (isWorker()) reportListening(app.publicUrl, app.authProxyUrl);
   else process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
@@ -120,7 +126,8 @@ async function serveProcess(config: Config): Promise<void> {
 
 /** The primary of `serve --workers N`: checks the deployment once, then runs the cluster. */
 async function serveCluster(config: Config): Promise<void> {
-  const { logger } = processLogging(config);
+  const { logger } = await processLogging(config);
+  const [{ Store }, { loadMasterKey }, { loadDeployment }] = await Promise.all([storeModule(), masterKeyModule(), deploymentModule()]);
   // Migrations run here, once, rather than in N workers racing; a wrong master key fails here, once.
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
@@ -149,6 +156,7 @@ async function serve(config: Config): Promise<void> {
 }
 
 async function start(config: Config): Promise<void> {
+  const [{ Store }, { isInitialized }] = await Promise.all([storeModule(), deploymentModule()]);
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const initialized = await isInitialized(store.repos);
   await store.close();
@@ -190,7 +198,10 @@ function parse(command: string | undefined, rest: string[]) {
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   // proxy-config has options of its own (src/cli/proxy-config.ts).
-  if (command === 'proxy-config' && !rest.includes('--help') && !rest.includes('-h')) return proxyConfigCommand(rest, (t) => print(`${t}\n`));
+  if (command === 'proxy-config' && !rest.includes('--help') && !rest.includes('-h')) {
+    const { proxyConfigCommand } = await import('./proxy-config.js');
+    return proxyConfigCommand(rest, (t) => print(`${t}\n`));
+  }
   // keys, request, whoami, activities: API clients with options and help of their own (src/cli/operator-tools.ts).
   if (isOperatorTool(command)) return operatorToolCommand(command, rest, print);
   const { values, positionals } = parse(command, rest);
@@ -221,22 +232,23 @@ export async function main(argv: string[]): Promise<void> {
       await start(config);
       return;
     case 'config':
-      print(showConfig(config));
+      print((await import('./show-config.js')).showConfig(config));
       return;
     case 'rotate-master-key':
-      await rotateMasterKey(config, { keepOld: values['keep-old'] === true, newKey: process.env.SIGIL_NEW_MASTER_KEY || undefined, print });
+      await (await import('./rotate-master-key.js')).rotateMasterKey(config, { keepOld: values['keep-old'] === true, newKey: process.env.SIGIL_NEW_MASTER_KEY || undefined, print });
       return;
     case 'backup':
-      await backupCommand(config, { out: values.out, force: values.force === true, print });
+      await (await import('./backup.js')).backupCommand(config, { out: values.out, force: values.force === true, print });
       return;
     case 'restore':
-      await restoreCommand(config, { from: values.from, force: values.force === true, print });
+      await (await import('./backup.js')).restoreCommand(config, { from: values.from, force: values.force === true, print });
       return;
     case 'verify-proofs':
-      process.exitCode = verifyProofsCommand(values);
+      process.exitCode = (await import('./verify-proofs.js')).verifyProofsCommand(values);
       return;
     case 'audit': {
       const [sub] = positionals;
+      const { auditExport, auditVerify } = await import('./audit.js');
       if (sub === 'export') {
         const n = await auditExport(config, values.out);
         if (values.out) process.stderr.write(`exported ${n} audit lines to ${values.out}\n`);

@@ -14,14 +14,8 @@ import type { Logger } from 'pino';
 import type { FastifyRequest } from 'fastify';
 import { P256Signer } from '../crypto/p256.js';
 import type { Barrier } from '../barrier/barrier.js';
-import {
-  OAUTH_METHODS,
-  proxyKeyAt,
-  requireAuthProxyConfig,
-  settingsOf,
-  type AuthMethod,
-  type AuthProxySettings,
-} from '../domain/identity/auth-proxy-configs.js';
+import { OAUTH_METHODS, type AuthMethod } from '../domain/identity/auth-methods.js';
+import { proxyKeyAt, requireAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
 import { readVerificationToken } from '../domain/identity/otp.js';
 import { contactKindOf, sameContact } from '../domain/identity/verified-contacts.js';

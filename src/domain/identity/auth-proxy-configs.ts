@@ -18,10 +18,8 @@ import { createPolicies } from '../governance/policies.js';
 import { reserve } from '../governance/quotas.js';
 import type { ActivityContext } from '../context.js';
 
-/** Login methods as @turnkey/react-wallet-kit reads `enabledProviders` (turnkey-contract.md §5). */
-export const AUTH_METHODS = ['email', 'sms', 'passkey', 'wallet', 'google', 'apple', 'facebook', 'x', 'discord'] as const;
-export type AuthMethod = (typeof AUTH_METHODS)[number];
-export const OAUTH_METHODS: readonly AuthMethod[] = ['google', 'apple', 'facebook', 'x', 'discord'];
+import { AUTH_METHODS, OAUTH_METHODS, type AuthMethod } from './auth-methods.js';
+
 
 export interface AuthProxySettings {
   /** Exact origins browsers may call from (CORS); `*` allows any. */
