@@ -17,7 +17,7 @@ import { acceptInvitation, describeInvitation } from '../domain/identity/invitat
 import { badRequestDetail, invalid } from '../errors/errors.js';
 import { parseBody } from '../pipeline/envelope.js';
 import type { JsonLimits } from '../pipeline/input-limits.js';
-import { describeErrors, validatorFor } from '../schemas/index.js';
+import { describeErrors, validatorOf } from '../schemas/index.js';
 import type { Store } from '../store/index.js';
 import type { AuthenticatorParams } from '../domain/identity/authenticators.js';
 import { requireJsonBody } from './transport.js';
@@ -29,7 +29,7 @@ export interface InvitationRoutes {
 }
 
 function checkAuthenticator(value: unknown): AuthenticatorParams {
-  const v = validatorFor('v1AuthenticatorParamsV2');
+  const v = validatorOf('v1AuthenticatorParamsV2');
   if (v(value)) return value as AuthenticatorParams;
   const violations = describeErrors(v.errors, 'authenticator');
   throw invalid(`bad request body: ${violations[0].field}: ${violations[0].description}`, [badRequestDetail(violations)]);

@@ -1,7 +1,7 @@
 // The registry: every operation Sigil serves, checked once at start-up (unique paths and type
 // values; intent, parameter and result names that exist in the API schema). The pipeline finds an
 // operation here by path and never by a switch on names.
-import { compileInlineSchema, definitions, hasDefinition, intentDefinitionOf, intentMemberOf, validatorFor } from '../schemas/index.js';
+import { definitions, hasDefinition, intentDefinitionOf, intentMemberOf, validatorOf, type RequestSchema } from '../schemas/index.js';
 import type { ActivityDeclaration, Declaration, QueryDeclaration } from './define.js';
 import { covers, secretFieldsOf } from './secret-fields.js';
 import * as activities from './activities.js';
@@ -131,18 +131,21 @@ export class Registry {
     }
   }
 
+  /** Every request schema the pipeline validates with, as declared: what the build precompiles (scripts/precompile-schemas.mjs). */
+  requestSchemas(): RequestSchema[] {
+    const out: RequestSchema[] = [];
+    for (const bindings of this.typeBindings.values()) for (const b of bindings.values()) out.push(b.parametersDefinition);
+    for (const q of this.queries.values()) out.push(q.request);
+    return out;
+  }
+
   /**
-   * Compiles every request schema now, at start-up: compiling one on its first request costs up to
-   * ~60 ms of event loop (create_sub_organization), which no request should pay (issue 15).
+   * Readies every request schema's validator now, at start-up: compiling one on its first request
+   * costs up to ~60 ms of event loop (create_sub_organization), which no request should pay (issue 15).
+   * From dist/ they were compiled by the build, and this only looks them up.
    */
   compileSchemas(): void {
-    for (const bindings of this.typeBindings.values()) {
-      for (const b of bindings.values()) for (const d of [b.parametersDefinition].flat()) validatorFor(d);
-    }
-    for (const q of this.queries.values()) {
-      if (typeof q.request === 'string') validatorFor(q.request);
-      else compileInlineSchema(q.request);
-    }
+    for (const schema of this.requestSchemas()) validatorOf(schema);
   }
 
   all(): Declaration[] {

@@ -12,7 +12,7 @@ import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
-import { compileInlineSchema, describeErrors, validatorFor } from '../schemas/index.js';
+import { describeErrors, validatorOf, type RequestSchema } from '../schemas/index.js';
 import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
 import { ActivityRunner } from './activity-runner.js';
@@ -66,21 +66,8 @@ export interface PipelineDeps {
   velocityClock?: () => number;
 }
 
-const anyOfSchemas = new Map<string, Record<string, unknown>>();
-
-/** One inline schema per list of definitions, any of which may match (cached: ajv compiles once). */
-function anyOf(definitions: string[]): Record<string, unknown> {
-  const key = definitions.join('|');
-  let schema = anyOfSchemas.get(key);
-  if (!schema) {
-    schema = { anyOf: definitions.map((d) => ({ $ref: `turnkey#/definitions/${d}` })) };
-    anyOfSchemas.set(key, schema);
-  }
-  return schema;
-}
-
-function validate(schema: string | string[] | Record<string, unknown>, value: unknown, prefix: string): void {
-  const v = typeof schema === 'string' ? validatorFor(schema) : compileInlineSchema(Array.isArray(schema) ? anyOf(schema) : schema);
+function validate(schema: RequestSchema, value: unknown, prefix: string): void {
+  const v = validatorOf(schema);
   if (v(value)) return;
   const violations = describeErrors(v.errors, prefix);
   const first = violations[0];

@@ -2,24 +2,59 @@
 // (generated into turnkey-definitions.json by scripts/gen-schemas.mjs) and compiled by ajv. Unknown
 // fields are accepted (turnkey-contract.md Traps 11); missing required fields, wrong types and values
 // outside an enum are refused with a field-level description.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { SCHEMA_FORMATS } from './formats.js';
 
 const require = createRequire(import.meta.url);
 const definitionsDoc = require('./turnkey-definitions.json') as { $id: string; definitions: Record<string, any> };
 
-// allErrors is off: validation stops at the first violation, so its cost stays linear in the body
-// (with allErrors, ajv is quadratic in the failing items of one array: issue 15).
-const ajv = new Ajv({ strict: false, allErrors: false });
-// Integer formats are enforced, so a number no store column can hold is a 400 on both stores
-// instead of a PostgreSQL error; other formats of the swagger (byte, uint64 strings) stay
-// unchecked, as before (int64 strings too: a format applies to one JSON type only).
-ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
-ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
-for (const format of ['uint64', 'byte']) ajv.addFormat(format, { type: 'string', validate: () => true });
-ajv.addSchema(definitionsDoc);
+/** A request schema as operations declare it: a definition's name, a list of definitions any of which may match, or an inline schema. */
+export type RequestSchema = string | readonly string[] | Record<string, unknown>;
 
+/**
+ * The one Ajv configuration, for validators compiled at run time and for those compiled at build
+ * time (scripts/precompile-schemas.mjs passes its code-generation options in `extra`).
+ * allErrors is off: validation stops at the first violation, so its cost stays linear in the body
+ * (with allErrors, ajv is quadratic in the failing items of one array: issue 15).
+ */
+export function newAjv(extra: Options = {}): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: false, ...extra });
+  for (const [name, format] of Object.entries(SCHEMA_FORMATS)) ajv.addFormat(name, format);
+  ajv.addSchema(definitionsDoc);
+  return ajv;
+}
+
+/** The JSON Schema a request schema stands for. */
+export function schemaObjectOf(schema: RequestSchema): Record<string, unknown> {
+  if (typeof schema === 'string') return { $ref: `turnkey#/definitions/${schema}` };
+  if (Array.isArray(schema)) return { anyOf: schema.map((d) => ({ $ref: `turnkey#/definitions/${d}` })) };
+  return schema as Record<string, unknown>;
+}
+
+/** The name a request schema's validator is exported under by the build (a JavaScript identifier). */
+export function precompiledName(schema: RequestSchema): string {
+  if (typeof schema === 'string') return `definition_${schema}`;
+  return `inline_${createHash('sha256').update(JSON.stringify(schemaObjectOf(schema))).digest('hex').slice(0, 24)}`;
+}
+
+/** Definitions validated outside the operation registry (src/http/invitations.ts), precompiled as well. */
+export const STANDALONE_DEFINITIONS: readonly string[] = ['v1AuthenticatorParamsV2'];
+
+// The validators the build compiled (dist/schemas/validators.js, by scripts/precompile-schemas.mjs):
+// compiling ~350 of them with Ajv at start-up cost ~0.6 s of CPU, loading the compiled code ~50 ms.
+// Running from src (unit tests) there is no such file, and a schema the build did not see (a stale
+// dist) is compiled here, with the same configuration.
+const precompiledPath = './validators.js';
+const precompiled = (await import(precompiledPath).catch((err: NodeJS.ErrnoException) => {
+  if (err.code === 'ERR_MODULE_NOT_FOUND') return undefined;
+  throw err;
+})) as Record<string, ValidateFunction | undefined> | undefined;
+
+let runtimeAjv: Ajv | undefined;
 const validators = new Map<string, ValidateFunction>();
+const inline = new WeakMap<object, ValidateFunction>();
 
 export const definitions: Readonly<Record<string, any>> = definitionsDoc.definitions;
 
@@ -27,24 +62,15 @@ export function hasDefinition(name: string): boolean {
   return name in definitionsDoc.definitions;
 }
 
-/** The compiled validator of a swagger definition, e.g. `v1CreateUsersIntentV4`. */
-export function validatorFor(definition: string): ValidateFunction {
-  const cached = validators.get(definition);
+/** The validator of a request schema: a swagger definition (e.g. `v1CreateUsersIntentV4`), a list of them, or an inline schema. */
+export function validatorOf(schema: RequestSchema): ValidateFunction {
+  const name = typeof schema === 'string' ? `definition_${schema}` : Array.isArray(schema) ? `anyOf_${schema.join('|')}` : undefined;
+  const cached = name !== undefined ? validators.get(name) : inline.get(schema as object);
   if (cached) return cached;
-  if (!hasDefinition(definition)) throw new Error(`no schema definition named ${definition}`);
-  const v = ajv.compile({ $ref: `turnkey#/definitions/${definition}` });
-  validators.set(definition, v);
-  return v;
-}
-
-const inline = new WeakMap<object, ValidateFunction>();
-
-/** Compiles an inline schema, for the few request bodies the public swagger lacks (turnkey-contract.md A.2). */
-export function compileInlineSchema(schema: Record<string, unknown>): ValidateFunction {
-  const cached = inline.get(schema);
-  if (cached) return cached;
-  const v = ajv.compile(schema);
-  inline.set(schema, v);
+  if (typeof schema === 'string' && !hasDefinition(schema)) throw new Error(`no schema definition named ${schema}`);
+  const v = precompiled?.[precompiledName(schema)] ?? (runtimeAjv ??= newAjv()).compile(schemaObjectOf(schema));
+  if (name !== undefined) validators.set(name, v);
+  else inline.set(schema as object, v);
   return v;
 }
 
