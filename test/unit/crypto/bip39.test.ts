@@ -1,8 +1,16 @@
 // BIP39: official Trezor vectors, generation for every length, validation errors, seeds vs @scure/bip39.
 import { describe, it, expect } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import * as scure from '@scure/bip39';
 import { wordlist as englishWords } from '@scure/bip39/wordlists/english.js';
 import { wordlist as japaneseWords } from '@scure/bip39/wordlists/japanese.js';
+import { wordlist as czechWords } from '@scure/bip39/wordlists/czech.js';
+import { wordlist as frenchWords } from '@scure/bip39/wordlists/french.js';
+import { wordlist as italianWords } from '@scure/bip39/wordlists/italian.js';
+import { wordlist as koreanWords } from '@scure/bip39/wordlists/korean.js';
+import { wordlist as spanishWords } from '@scure/bip39/wordlists/spanish.js';
+import { wordlist as simplifiedChineseWords } from '@scure/bip39/wordlists/simplified-chinese.js';
+import { wordlist as traditionalChineseWords } from '@scure/bip39/wordlists/traditional-chinese.js';
 import {
   generateMnemonic,
   entropyToMnemonic,
@@ -12,6 +20,8 @@ import {
   mnemonicToSeed,
   translateMnemonic,
   MNEMONIC_WORD_COUNTS,
+  MNEMONIC_LANGUAGES,
+  type MnemonicLanguage,
 } from '../../../src/crypto/bip39.js';
 import { CryptoInputError } from '../../../src/crypto/errors.js';
 import { loadVectors, hex, unhex } from './helpers.js';
@@ -28,6 +38,31 @@ describe('BIP39 official vectors (trezor/python-mnemonic)', () => {
       expect(hex(mnemonicToSeed(mnemonic, trezor.passphrase))).toBe(seed);
     });
   }
+});
+
+describe('entropyToMnemonic', () => {
+  // Our encoder (src/crypto/bip39.ts) against the library's, for every language and entropy length.
+  const wordlists = {
+    MNEMONIC_LANGUAGE_ENGLISH: englishWords,
+    MNEMONIC_LANGUAGE_JAPANESE: japaneseWords,
+    MNEMONIC_LANGUAGE_CZECH: czechWords,
+    MNEMONIC_LANGUAGE_FRENCH: frenchWords,
+    MNEMONIC_LANGUAGE_ITALIAN: italianWords,
+    MNEMONIC_LANGUAGE_KOREAN: koreanWords,
+    MNEMONIC_LANGUAGE_SPANISH: spanishWords,
+    MNEMONIC_LANGUAGE_SIMPLIFIED_CHINESE: simplifiedChineseWords,
+    MNEMONIC_LANGUAGE_TRADITIONAL_CHINESE: traditionalChineseWords,
+  } as const;
+  it('agrees with @scure/bip39 for every language and length, and on all-zero and all-one entropy', () => {
+    expect(Object.keys(wordlists).sort()).toEqual([...MNEMONIC_LANGUAGES].sort());
+    for (const [language, words] of Object.entries(wordlists)) {
+      for (const bytes of [16, 20, 24, 28, 32]) {
+        for (const entropy of [new Uint8Array(bytes), new Uint8Array(bytes).fill(0xff), ...Array.from({ length: 20 }, () => new Uint8Array(randomBytes(bytes)))]) {
+          expect(entropyToMnemonic(entropy, language as MnemonicLanguage)).toBe(scure.entropyToMnemonic(entropy, words));
+        }
+      }
+    }
+  });
 });
 
 describe('generateMnemonic', () => {
