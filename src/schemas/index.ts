@@ -1,5 +1,6 @@
 // Request and result schemas of the Turnkey public API, taken verbatim from its OpenAPI document
-// (generated into turnkey-definitions.json by scripts/gen-schemas.mjs) and compiled by ajv. Unknown
+// (generated into turnkey-definitions.json by scripts/gen-schemas.mjs) and compiled by ajv, at build
+// time for the request schemas operations declare (scripts/precompile-schemas.mjs). Unknown
 // fields are accepted (turnkey-contract.md Traps 11); missing required fields, wrong types and values
 // outside an enum are refused with a field-level description.
 import { createHash } from 'node:crypto';
