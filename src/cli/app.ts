@@ -31,10 +31,7 @@ import { Pipeline } from '../pipeline/pipeline.js';
 import { Store } from '../store/index.js';
 import { drainServers } from './drain.js';
 import type { LogSink } from './log-sink.js';
-
 import { VERSION } from './version.js';
-
-export { VERSION };
 
 export function makeLogger(level: string, sink: LogSink): Logger {
   // Logs go to stderr as JSON lines (through the non-blocking, bounded sink of log-sink.ts); stdout

@@ -44,7 +44,7 @@ export function precompiledName(schema: RequestSchema): string {
 export const STANDALONE_DEFINITIONS: readonly string[] = ['v1AuthenticatorParamsV2'];
 
 // The validators the build compiled (dist/schemas/validators.js, by scripts/precompile-schemas.mjs):
-// compiling ~350 of them with Ajv at start-up cost ~0.6 s of CPU, loading the compiled code ~50 ms.
+// compiling the ~170 of them with Ajv at start-up cost ~0.6 s of CPU, loading the compiled code ~50 ms.
 // Running from src (unit tests) there is no such file, and a schema the build did not see (a stale
 // dist) is compiled here, with the same configuration.
 const precompiledPath = './validators.js';
@@ -65,13 +65,13 @@ export function hasDefinition(name: string): boolean {
 
 /** The validator of a request schema: a swagger definition (e.g. `v1CreateUsersIntentV4`), a list of them, or an inline schema. */
 export function validatorOf(schema: RequestSchema): ValidateFunction {
-  const name = typeof schema === 'string' ? `definition_${schema}` : Array.isArray(schema) ? `anyOf_${schema.join('|')}` : undefined;
-  const cached = name !== undefined ? validators.get(name) : inline.get(schema as object);
+  // Lists and inline schemas are declared once, so the object itself is the key.
+  const cached = typeof schema === 'string' ? validators.get(schema) : inline.get(schema);
   if (cached) return cached;
   if (typeof schema === 'string' && !hasDefinition(schema)) throw new Error(`no schema definition named ${schema}`);
   const v = precompiled?.[precompiledName(schema)] ?? (runtimeAjv ??= newAjv()).compile(schemaObjectOf(schema));
-  if (name !== undefined) validators.set(name, v);
-  else inline.set(schema as object, v);
+  if (typeof schema === 'string') validators.set(schema, v);
+  else inline.set(schema, v);
   return v;
 }
 

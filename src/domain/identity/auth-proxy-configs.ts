@@ -17,9 +17,7 @@ import { newId } from '../ids.js';
 import { createPolicies } from '../governance/policies.js';
 import { reserve } from '../governance/quotas.js';
 import type { ActivityContext } from '../context.js';
-
 import { AUTH_METHODS, OAUTH_METHODS, type AuthMethod } from './auth-methods.js';
-
 
 export interface AuthProxySettings {
   /** Exact origins browsers may call from (CORS); `*` allows any. */
