@@ -5,8 +5,9 @@
 // request, which on a 2-core machine is taken from the server it measures. Runs start after a warm-up
 // (a serving process is warm; a cold one spends its first seconds compiling). Alongside throughput and
 // latency it reads what the work cost: the server's CPU time (every thread of every `sigil serve`
-// process, from /proc/<pid>/task/*/schedstat), the CPU of the PostgreSQL backends serving it (same
-// machine), and Sigil's own count of SQL round trips (`sigil_database_round_trips_total` on /metrics).
+// process, from /proc/<pid>/task/*/schedstat), what those processes wrote (/proc/<pid>/io), the CPU
+// of the PostgreSQL backends serving it (same machine), and Sigil's own count of SQL round trips
+// (`sigil_database_round_trips_total` on /metrics).
 import http from 'node:http';
 import net from 'node:net';
 import { createECDH, createPrivateKey, sign as cryptoSign } from 'node:crypto';
@@ -146,6 +147,27 @@ export function cpuNs(pid) {
   return total;
 }
 
+/**
+ * What `pid` has written so far (/proc/<pid>/io): write system calls of every thread (sockets and
+ * files alike) and bytes sent towards storage (the log, checkpoints, the database file). Unlike CPU
+ * time, neither depends on how busy the machine is, so a change to the write path (grouping, schema)
+ * shows in them from one run where CPU per request needs many.
+ */
+export function ioOf(pid) {
+  try {
+    const fields = Object.fromEntries(
+      readFileSync(`/proc/${pid}/io`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(': ')),
+    );
+    return { writeCalls: Number(fields.syscw), storageBytes: Number(fields.write_bytes) };
+  } catch {
+    // Gone, or not ours to read.
+    return { writeCalls: 0, storageBytes: 0 };
+  }
+}
+
 /** `pid` and its descendants (the workers of `serve --workers N`). */
 export function processTree(pid) {
   const children = new Map();
@@ -279,7 +301,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   // during it (a pool connection idle for its timeout, so doing nothing) is left out rather than
   // subtracted.
   const pgBefore = new Map(backends.map((p) => [p, cpuNs(p)]));
-  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: tripsBefore };
+  const ioTotal = (ps) => ps.map(ioOf).reduce((a, b) => ({ writeCalls: a.writeCalls + b.writeCalls, storageBytes: a.storageBytes + b.storageBytes }), { writeCalls: 0, storageBytes: 0 });
+  const before = { server: pids.reduce((a, p) => a + cpuNs(p), 0), trips: tripsBefore, io: ioTotal(pids) };
   const latencies = [];
   let errors = 0;
   let firstError;
@@ -290,7 +313,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
   });
   const elapsed = (performance.now() - started) / 1000;
   // Read before the metrics requests below, which cost the server a little.
-  const after = { server: processTree(sigilPid).reduce((a, p) => a + cpuNs(p), 0) };
+  const pidsAfter = processTree(sigilPid);
+  const after = { server: pidsAfter.reduce((a, p) => a + cpuNs(p), 0), io: ioTotal(pidsAfter) };
   const pgNs = (pgClient ? await postgresBackends(pgClient, pids) : []).reduce((a, p) => a + Math.max(0, cpuNs(p) - (pgBefore.get(p) ?? 0)), 0);
   // The stall gauge first: any other /metrics request would reset it. The metrics requests themselves
   // cost no database work.
@@ -310,6 +334,8 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     p50ms: Number(percentile(latencies, 50).toFixed(2)),
     p99ms: Number(percentile(latencies, 99).toFixed(2)),
     serverCpuUs: done ? Math.round((after.server - before.server) / 1000 / done) : NaN,
+    writeCalls: done ? Number(((after.io.writeCalls - before.io.writeCalls) / done).toFixed(2)) : NaN,
+    storageKB: done ? Number(((after.io.storageBytes - before.io.storageBytes) / 1024 / done).toFixed(1)) : NaN,
     postgresCpuUs: pgClient && done ? Math.round(pgNs / 1000 / done) : undefined,
     roundTrips: pgClient && done ? Number((tripsDone / done).toFixed(2)) : undefined,
     unitsPerGroup: grouped.groups > 0 ? Number((grouped.units / grouped.groups).toFixed(1)) : undefined,

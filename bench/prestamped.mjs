@@ -1,7 +1,8 @@
 // The pre-stamped scenarios of `npm run bench` (issue 14): sign_raw_payload, get_whoami and
 // create_wallet at concurrency 16 through bench/loadgen.mjs, on SQLite and on PostgreSQL with one
-// and two processes, each row with requests/s, p50/p99, the server's CPU µs per request, the
-// PostgreSQL backends' CPU µs per request and the SQL round trips per request, beside the budget of
+// and two processes, each row with requests/s, p50/p99, the server's CPU µs per request, its write
+// system calls and KB towards storage per request, the PostgreSQL backends' CPU µs per request and
+// the SQL round trips per request, beside the budget of
 // one signature on one core (DESIGN.md "The hot path": HTTP 47 + stamp verify 77 + secp256k1 sign 48 +
 // a share of a grouped durable write 49 ≈ 223 µs).
 import { WARMUP_MS, prestamp, runLoad, servingProcesses } from './loadgen.mjs';
@@ -65,6 +66,8 @@ export async function prestampedRows({ label, sigil, names, durationMs, concurre
       p50ms: r.p50ms,
       p99ms: r.p99ms,
       serverCpuUs: r.serverCpuUs,
+      writeCalls: r.writeCalls,
+      storageKB: r.storageKB,
       postgresCpuUs: r.postgresCpuUs ?? '',
       roundTrips: r.roundTrips ?? '',
       unitsPerGroup: r.unitsPerGroup ?? '',
