@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/index.js';
+import BetterSqlite3 from '../../src/store/sqlite-driver.js';
+import { Checkpointer } from '../../src/store/wal-sync.js';
 import { execSql } from '../helpers/db-snapshot.js';
 
 const CLIENTS = 16;
@@ -61,4 +63,54 @@ describe.skipIf(Boolean(process.env.SIGIL_TEST_DATABASE_URL))('SQLite log under 
     const check = await execSql({ dataDir, databaseUrl: undefined }, 'PRAGMA integrity_check');
     expect(check[0].integrity_check).toBe('ok');
   }, 120_000);
+});
+
+describe('SQLite log restart in two steps', () => {
+  it('copies the bulk of the log beside the writers before it holds them, and every hand-off follows a catch-up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sigil-log-catch-up-'));
+    const file = join(dir, 'log.sqlite');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    const checkpointer = new Checkpointer(file, 5, 32);
+    const WRITES = 1500;
+    let heldBy = 0;
+    let passedWhileCatchingUp = 0;
+    try {
+      // The worker thread opens the database before it reports anything.
+      await new Promise((r) => setTimeout(r, 300));
+      for (let i = 0; i < WRITES; i++) {
+        const catchUpsBefore = checkpointer.stats.catchUps;
+        const handOff = checkpointer.quiet();
+        if (handOff) {
+          heldBy++;
+          await handOff;
+        } else if (checkpointer.stats.catchUps > checkpointer.stats.handOffs || catchUpsBefore !== checkpointer.stats.catchUps) {
+          // A restart is due and its catch-up is copying: this writer was not held.
+          passedWhileCatchingUp++;
+        }
+        insert.run(VALUE);
+        // Let the worker's reports and the catch-up's answer arrive, as an event loop serving requests
+        // does between commits (the worker looks every 5 ms).
+        await new Promise((r) => (i % 10 === 9 ? setTimeout(r, 1) : setImmediate(r)));
+      }
+      const { catchUps, handOffs } = checkpointer.stats;
+      expect(handOffs).toBeGreaterThan(0);
+      // Each hand-off came after a catch-up of its own; at most one catch-up has no hand-off yet.
+      expect(catchUps).toBeGreaterThanOrEqual(handOffs);
+      expect(catchUps).toBeLessThanOrEqual(handOffs + 1);
+      expect(heldBy).toBeGreaterThan(0);
+      expect(passedWhileCatchingUp).toBeGreaterThan(0);
+      const [{ log }] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      expect(log).toBeLessThan(WRITES / 4);
+      expect((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n).toBe(WRITES);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
