@@ -69,6 +69,8 @@ export class WebhookDispatcher {
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private pumping = false;
+  /** The look at the outbox now running (its claim and metrics queries), if any. */
+  private pumpRun: Promise<void> | undefined;
   private again = false;
   private stopped = true;
   private lastStateRead = 0;
@@ -100,20 +102,25 @@ export class WebhookDispatcher {
     }
     clearTimeout(this.timer);
     this.timer = undefined;
-    void this.pump();
+    this.pumpRun = this.pump();
   }
 
   /**
-   * Stops claiming; resolves once the attempts in flight have finished, or after `graceMs` (a
-   * shutdown must not wait for a slow receiver: an attempt cut off is tried again once its lease
-   * expires, which at worst delivers it twice).
+   * Stops claiming; resolves once the look at the outbox now running and the attempts in flight
+   * have finished, or after `graceMs` (a shutdown must not wait for a slow receiver: an attempt cut
+   * off is tried again once its lease expires, which at worst delivers it twice). The store is closed
+   * after this: a claim still running then failed against a closed database (seen in the bench's
+   * log: "webhook outbox claim failed: driver has already been destroyed" from a PostgreSQL process
+   * it stopped).
    */
   async stop(graceMs = 2_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (this.inFlight === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => this.idle.add(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    // The look ends at its next check of `stopped`; rows it claimed are attempted (they are leased to us).
+    if (this.pumpRun) await Promise.race([this.pumpRun, grace]);
+    if (this.inFlight > 0) await Promise.race([new Promise<void>((resolve) => this.idle.add(resolve)), grace]);
     clearTimeout(timer);
   }
 
