@@ -14,6 +14,7 @@ import { serializeTransaction, parseEther } from 'viem';
 import pg from 'pg';
 import { prestampedRows } from './prestamped.mjs';
 import { dropPostgresSchema } from './loadgen.mjs';
+import { inprocessRun } from './inprocess.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
@@ -133,6 +134,27 @@ async function postgresPrestamped() {
     });
   });
   return out;
+}
+
+/**
+ * The scale-out question again without HTTP (bench/inprocess.mjs): the request pipeline of one
+ * process, then of two on the same PostgreSQL deployment sharing 16 requests in flight. Here no load
+ * generator takes a share of the two cores, so what a second process costs is Sigil's alone: any
+ * serialization between the processes shows as lost throughput.
+ */
+async function pipelineScaling() {
+  const [one, two] = [await inprocessRun({ postgres: true, processes: 1 }), await inprocessRun({ postgres: true, processes: 2 })];
+  const row = (r) => ({ scenario: `sign_raw_payload pipeline only (no HTTP), PostgreSQL, ${r.processes} process${r.processes > 1 ? 'es' : ''}`, concurrency: 16, requests: r.requests, errors: 0, perSecond: r.perSecond, serverCpuUs: r.cpuUs, postgresCpuUs: r.postgresCpuUs });
+  return [
+    row(one),
+    row(two),
+    {
+      scenario: 'sign_raw_payload pipeline only: 2 processes / 1 (throughput, CPU per request)',
+      concurrency: 16,
+      perSecond: Number((two.perSecond / one.perSecond).toFixed(2)),
+      serverCpuUs: Number(((two.cpuUs + two.postgresCpuUs) / (one.cpuUs + one.postgresCpuUs)).toFixed(2)),
+    },
+  ];
 }
 
 /** sign_raw_payload on PostgreSQL with `serve --workers 1` and `--workers 2`: the ratio is the figure (issue 8). */
@@ -358,6 +380,7 @@ child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
 if (want('prestamped_pg')) results.push(...(await postgresPrestamped()));
 if (want('workers')) results.push(...(await workerScaling()));
+if (want('pipeline_workers')) results.push(...(await pipelineScaling()));
 if (want('rolling_restart')) results.push(...(await rollingRestart()));
 
 // The same pure computation again: how much the machine's own speed moved during the run (on a
