@@ -247,9 +247,10 @@ async function perProcess(url, name, pids) {
 /**
  * Sends `requests` (from prestamp) at `concurrency` over keep-alive connections: first for `warmupMs`
  * unmeasured, then for `durationMs` (or until they run out), bracketed by readings of server and
- * database cost.
+ * database cost. With `repeat` (queries: a query's stamp stays valid) the requests are sent again in
+ * turn and never run out.
  */
-export async function runLoad({ url, requests, concurrency, durationMs, sigilPid, warmupMs = WARMUP_MS * servingProcesses(sigilPid).length, pgClient, ratePerSecond }) {
+export async function runLoad({ url, requests, concurrency, durationMs, sigilPid, warmupMs = WARMUP_MS * servingProcesses(sigilPid).length, pgClient, ratePerSecond, repeat = false }) {
   const target = new URL(url);
   const bytes = requests.map((r) => requestBytes(r, target.host));
   const connections = Array.from({ length: concurrency }, () => new Connection(Number(target.port), target.hostname));
@@ -262,13 +263,13 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     Promise.all(
       connections.map(async (c, k) => {
         let due = performance.now() + (gap * k) / concurrency;
-        while (performance.now() < until && next < bytes.length) {
+        while (performance.now() < until && (repeat || next < bytes.length)) {
           if (gap) {
             const wait = due - performance.now();
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
             due += gap;
           }
-          const r = bytes[next++];
+          const r = bytes[next++ % bytes.length];
           const t0 = performance.now();
           try {
             await c.send(r);
@@ -329,7 +330,7 @@ export async function runLoad({ url, requests, concurrency, durationMs, sigilPid
     requests: done,
     errors,
     firstError,
-    exhausted: next >= requests.length,
+    exhausted: !repeat && next >= requests.length,
     perSecond: Math.round(done / elapsed),
     p50ms: Number(percentile(latencies, 50).toFixed(2)),
     p99ms: Number(percentile(latencies, 99).toFixed(2)),
