@@ -96,8 +96,10 @@ export async function inprocessRun({ scenario = 'sign_raw_payload', count = 2000
     const results = await Promise.all(
       children.map(
         ({ p }) =>
-          new Promise((resolve) => {
+          new Promise((resolve, reject) => {
             p.once('message', resolve);
+            // A process that fails during its run ends the run instead of leaving it waiting.
+            p.once('exit', (code) => reject(new Error(`in-process bench child exited ${code} before it reported`)));
             p.send({ go: true });
           }),
       ),
