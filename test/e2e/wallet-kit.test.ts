@@ -16,41 +16,69 @@ import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js'
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import { addVirtualAuthenticator, launchChromium } from '../helpers/browser.js';
-import { newKey } from '../helpers/clients.js';
-import { startKitDeployment, type KitDeployment } from '../helpers/wallet-kit.js';
+import { newKey, sdkServerClient } from '../helpers/clients.js';
+import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
+import { encryptOtpCodeToBundle } from '@turnkey/crypto';
+import { GOOGLE_CLIENT_ID, GOOGLE_ISSUER, startKitDeployment, type KitDeployment } from '../helpers/wallet-kit.js';
 
 let d: KitDeployment;
 let browser: Browser;
+let inbox: Inbox;
 
 beforeAll(async () => {
-  d = await startKitDeployment();
+  inbox = await startInbox();
+  d = await startKitDeployment(smtpEnv(inbox));
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await d?.stop();
+  await inbox?.close();
 });
 
 interface AppState {
   clientState?: string;
   authState: string;
   organizationId?: string;
+  /** Seconds since the epoch. */
+  sessionExpiry?: number;
   userId?: string;
   userName?: string;
   wallets: { walletId: string; walletName: string; accounts: { address: string; addressFormat: string; path: string }[] }[];
 }
 
-/** A person: a browser context of their own (own storage) with a passkey authenticator. */
-async function person(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+interface Call {
+  method: string;
+  path: string;
+  status: number;
+  body?: any;
+}
+
+/**
+ * A person: a browser context of their own (own storage) with a passkey authenticator. `calls` is
+ * every request the page made to Sigil (both ports, CORS preflights included) with its answer.
+ */
+async function person(): Promise<{ context: BrowserContext; page: Page; calls: Call[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  const calls: Call[] = [];
+  const sigilOrigins = [new URL(d.sigil.url).origin, new URL(d.sigil.authProxyUrl).origin];
+  page.on('response', async (r) => {
+    const u = new URL(r.url());
+    if (!sigilOrigins.includes(u.origin)) return;
+    const call: Call = { method: r.request().method(), path: u.pathname, status: r.status() };
+    calls.push(call);
+    if (u.pathname.startsWith('/v1/wallet_kit')) call.body = await r.json().catch(() => undefined);
+  });
+  page.on('requestfailed', (r) => calls.push({ method: r.method(), path: new URL(r.url()).pathname, status: 0 }));
   await addVirtualAuthenticator(page);
   await openApp(page);
-  return { context, page, errors };
+  return { context, page, calls };
 }
+
+/** The calls Sigil refused or that never completed (a CORS failure shows as status 0). */
+const failed = (calls: Call[]) => calls.filter((c) => c.status === 0 || c.status >= 400).map((c) => `${c.method} ${c.path} ${c.status}`);
 
 async function openApp(page: Page) {
   await page.goto(d.app.origin);
@@ -114,8 +142,30 @@ async function signUp(page: Page, userName: string) {
 }
 
 describe('passkeys', () => {
-  it('signs up with a passkey (a sub-organization with a wallet), logs out, and logs in again', async () => {
-    const { page, context } = await person();
+  it('signs up with a passkey (a sub-organization with a wallet), logs out, logs in again, and refreshes the session', async () => {
+    const { page, context, calls } = await person();
+    // What the operator configured reaches the kit through the proxy.
+    const walletKitConfig = calls.find((c) => c.path === '/v1/wallet_kit_config')?.body;
+    expect(walletKitConfig).toMatchObject({
+      enabledProviders: ['passkey', 'email', 'google'],
+      sessionExpirationSeconds: '1800',
+      organizationId: d.sigil.root.organizationId,
+      oauthClientIds: { google: GOOGLE_CLIENT_ID },
+      oauthRedirectUrl: d.app.oauthRedirectUrl,
+      otpAlphanumeric: false,
+      otpLength: '6',
+    });
+    expect(calls.find((c) => c.path === '/v1/wallet_kit_client_params')?.body).toEqual({ turnstileSiteKey: '' });
+    // Those were cross-origin with a custom header, so Chromium sent a CORS preflight first (DevTools
+    // does not report preflights to the page): the answer it got, asked the same way.
+    const preflight = await fetch(`${d.sigil.authProxyUrl}/v1/wallet_kit_config`, {
+      method: 'OPTIONS',
+      headers: { origin: d.app.origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-auth-proxy-config-id' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(d.app.origin);
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('x-auth-proxy-config-id');
+
     await kit(page, 'signUpWithPasskey', {
       passkeyDisplayName: 'ada laptop',
       createSubOrgParams: {
@@ -130,6 +180,11 @@ describe('passkeys', () => {
     expect(signedUp.userName).toBe('ada');
     expect(signedUp.wallets[0].walletName).toBe('Main');
     expect(signedUp.wallets[0].accounts[0].address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    // The session lasts what the configuration says (1800 s), not the kit's default of 900 s.
+    expect(signedUp.sessionExpiry! - Date.now() / 1000).toBeGreaterThan(1200);
+    // The wallet was created by the sign-up itself, in the new sub-organization (Sigil's record).
+    const { wallets } = await sdkServerClient(d.sigil, d.sigil.root, signedUp.organizationId).getWallets({ organizationId: signedUp.organizationId! });
+    expect(wallets.map((w) => w.walletName)).toEqual(['Main']);
 
     await kit(page, 'logout');
     await expect.poll(async () => (await state(page)).authState).toBe('unauthenticated');
@@ -143,13 +198,29 @@ describe('passkeys', () => {
     const loggedIn = await state(page);
     expect(loggedIn).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(loggedIn.wallets[0].accounts[0].address).toBe(signedUp.wallets[0].accounts[0].address);
+
+    // A reload keeps the session (the kit reads it back and polls the user and wallets again).
+    await openApp(page);
+    await expect.poll(async () => (await state(page)).wallets.length).toBe(1);
+    expect(await state(page)).toMatchObject({ authState: 'authenticated', organizationId: signedUp.organizationId, userId: signedUp.userId });
+
+    // Session refresh: a stamp_login with the session's own key, answered with a new session.
+    const refreshed = await kit<{ session: string }>(page, 'refreshSession', { expirationSeconds: '3600' });
+    expect(JSON.parse(atob(refreshed.session.split('.')[1]))).toMatchObject({ organization_id: signedUp.organizationId, user_id: signedUp.userId });
+    await expect.poll(async () => (await state(page)).sessionExpiry! - Date.now() / 1000).toBeGreaterThan(3000);
+
+    const used = new Set(calls.map((c) => `${c.method} ${c.path}`));
+    for (const p of ['/v1/signup_v2', '/public/v1/submit/stamp_login', '/public/v1/query/get_user', '/public/v1/query/list_wallets', '/public/v1/query/list_wallet_accounts']) {
+      expect(used.has(`POST ${p}`), p).toBe(true);
+    }
+    expect(failed(calls)).toEqual([]);
     await context.close();
   });
 });
 
 describe('Google-style OAuth', () => {
   it('signs up through the kit’s Google popup against a loopback OIDC provider, then logs in again to the same sub-organization', async () => {
-    const { page, context } = await person();
+    const { page, context, calls } = await person();
     await d.oidc.route(context);
     d.oidc.signInAs('google-grace-1', 'grace@example.com');
     // The kit reads the Google client id and redirect URL from wallet_kit_config (the operator's).
@@ -163,13 +234,17 @@ describe('Google-style OAuth', () => {
     await kit(page, 'handleGoogleOauth');
     await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
     expect(await state(page)).toMatchObject({ organizationId: first.organizationId, userId: first.userId });
+    // Sigil registered the identity the provider vouched for, under Google's issuer and the app's client id.
+    const { user } = await sdkServerClient(d.sigil, d.sigil.root, first.organizationId).getUser({ organizationId: first.organizationId!, userId: first.userId! });
+    expect(user.oauthProviders.map((p) => [p.issuer, p.audience, p.subject])).toEqual([[GOOGLE_ISSUER, GOOGLE_CLIENT_ID, 'google-grace-1']]);
+    expect(failed(calls)).toEqual([]);
     await context.close();
   });
 });
 
 describe('wallets and signing', () => {
   it('creates a wallet and accounts on Ethereum and Solana and signs messages and transactions; a signature the user’s policy denies is refused in the page', async () => {
-    const { page, context } = await person();
+    const { page, context, calls } = await person();
     const me = await signUp(page, 'lin');
     expect(me.wallets).toEqual([]);
 
@@ -230,6 +305,64 @@ describe('wallets and signing', () => {
     // The policy allows the rest: another transaction is signed.
     const again = await withAccount<string>(page, 'signTransaction', eth[0].address, { unsignedTransaction: unsigned, transactionType: 'TRANSACTION_TYPE_ETHEREUM' });
     expect(await recoverTransactionAddress({ serializedTransaction: (again.startsWith('0x') ? again : `0x${again}`) as any })).toBe(eth[0].address);
+    expect(failed(calls)).toEqual(['POST /public/v1/submit/sign_transaction 403']);
+    await context.close();
+  });
+});
+
+describe('email OTP', () => {
+  it('the kit’s own verifyOtp cannot verify a code (it encrypts to Turnkey’s pinned key); the app’s backend verifies it with @turnkey/sdk-server and the kit signs up, then logs in, with the token', async () => {
+    // The app's backend: it knows this deployment's signer key (GET /.well-known/sigil.json) and
+    // verifies the code with the parent organization's API key.
+    const { signerPublicKey } = (await (await fetch(`${d.sigil.url}/.well-known/sigil.json`)).json()) as { signerPublicKey: string };
+    d.app.backend.set('/api/verify-otp', async (b: { otpId: string; otpCode: string; otpEncryptionTargetBundle: string; publicKey: string }) => {
+      const encryptedOtpBundle = await encryptOtpCodeToBundle(b.otpCode, b.otpEncryptionTargetBundle, b.publicKey, signerPublicKey);
+      const { verificationToken } = await sdkServerClient(d.sigil).verifyOtp({ otpId: b.otpId, encryptedOtpBundle, expirationSeconds: '600' });
+      return { verificationToken };
+    });
+    const { page, context, calls } = await person();
+    const email = 'olga@example.com';
+
+    /** What the app does: the kit sends the code, the person types it, the backend verifies it. */
+    const verifiedByBackend = async (): Promise<string> => {
+      const before = inbox.count(email);
+      const init = await kit<{ otpId: string; otpEncryptionTargetBundle: string }>(page, 'initOtp', { otpType: 'OTP_TYPE_EMAIL', contact: email });
+      const otpCode = codeIn(await inbox.next(email, before));
+      expect(otpCode).toMatch(/^\d{6}$/); // the operator's OTP settings, through the proxy
+      return page.evaluate(
+        async ([init, otpCode]) => {
+          const publicKey = await (window as any).kit.createApiKeyPair();
+          const r = await fetch('/api/verify-otp', { method: 'POST', body: JSON.stringify({ ...(init as object), otpCode, publicKey }) });
+          return (await r.json()).verificationToken as string;
+        },
+        [init, otpCode] as const,
+      );
+    };
+
+    // Unchanged, the kit's own step refuses the bundle: it is signed by this deployment, not Turnkey.
+    const before = inbox.count(email);
+    const init = await kit(page, 'initOtp', { otpType: 'OTP_TYPE_EMAIL', contact: email });
+    const otpCode = codeIn(await inbox.next(email, before));
+    const refused = await kit(page, 'verifyOtp', { ...init, otpCode }).then(() => 'verified', (e: Error) => e.message);
+    expect(refused).toContain(`does not match signer key from bundle: ${signerPublicKey}`);
+
+    const token = await verifiedByBackend();
+    const account = await api(page, 'proxyGetAccount', { filterType: 'EMAIL', filterValue: email, verificationToken: token });
+    expect(account.organizationId).toBeUndefined();
+    await kit(page, 'signUpWithOtp', { verificationToken: token, contact: email, otpType: 'OTP_TYPE_EMAIL', createSubOrgParams: { userName: 'olga' } });
+    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    const signedUp = await state(page);
+    expect(signedUp.userName).toBe('olga');
+
+    await kit(page, 'logout');
+    await expect.poll(async () => (await state(page)).authState).toBe('unauthenticated');
+    const again = await verifiedByBackend();
+    const found = await api(page, 'proxyGetAccount', { filterType: 'EMAIL', filterValue: email, verificationToken: again });
+    expect(found.organizationId).toBe(signedUp.organizationId);
+    await kit(page, 'loginWithOtp', { verificationToken: again, organizationId: found.organizationId });
+    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
+    expect(failed(calls)).toEqual([]);
     await context.close();
   });
 });

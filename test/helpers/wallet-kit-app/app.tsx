@@ -39,6 +39,7 @@ function State() {
     clientState: kit.clientState,
     authState: kit.authState,
     organizationId: kit.session?.organizationId,
+    sessionExpiry: kit.session?.expiry,
     userId: kit.user?.userId,
     userName: kit.user?.userName,
     wallets: kit.wallets.map((w) => ({
