@@ -15,7 +15,7 @@ import { parseTransaction, recoverMessageAddress, recoverTransactionAddress, ser
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
-import { addVirtualAuthenticator, launchChromium } from '../helpers/browser.js';
+import { addVirtualAuthenticator, launchChromium, shoot } from '../helpers/browser.js';
 import { newKey, sdkServerClient } from '../helpers/clients.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 import { encryptOtpCodeToBundle } from '@turnkey/crypto';
@@ -90,6 +90,13 @@ async function state(page: Page): Promise<AppState> {
   return JSON.parse(text ?? '{}');
 }
 
+/** Waits for the provider's authState (the modal's flows first wait up to 5 s for a captcha token). */
+async function authState(page: Page, want: 'authenticated' | 'unauthenticated') {
+  await expect.poll(async () => (await state(page)).authState, { timeout: 30_000 }).toBe(want);
+  // Authenticated, the provider then fetches the user (get_user): wait for it too.
+  if (want === 'authenticated') await expect.poll(async () => (await state(page)).userId, { timeout: 30_000 }).toBeDefined();
+}
+
 /** Calls a method of the kit's hook in the page; a rejection comes back with the kit's message and cause. */
 async function kit<T = any>(page: Page, method: string, params?: unknown): Promise<T> {
   return page.evaluate(
@@ -137,7 +144,7 @@ async function api<T = any>(page: Page, method: string, body: unknown): Promise<
 
 async function signUp(page: Page, userName: string) {
   await kit(page, 'signUpWithPasskey', { passkeyDisplayName: `${userName} passkey`, createSubOrgParams: { userName } });
-  await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+  await authState(page, 'authenticated');
   return state(page);
 }
 
@@ -173,8 +180,8 @@ describe('passkeys', () => {
         customWallet: { walletName: 'Main', walletAccounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] },
       },
     });
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
-    await expect.poll(async () => (await state(page)).wallets.length).toBe(1);
+    await authState(page, 'authenticated');
+    await expect.poll(async () => (await state(page)).wallets.length, { timeout: 30_000 }).toBe(1);
     const signedUp = await state(page);
     expect(signedUp.organizationId).not.toBe(d.sigil.root.organizationId);
     expect(signedUp.userName).toBe('ada');
@@ -187,32 +194,64 @@ describe('passkeys', () => {
     expect(wallets.map((w) => w.walletName)).toEqual(['Main']);
 
     await kit(page, 'logout');
-    await expect.poll(async () => (await state(page)).authState).toBe('unauthenticated');
+    await authState(page, 'unauthenticated');
     // A fresh load forgets nothing but the session: the passkey stays with the authenticator.
     await openApp(page);
     expect((await state(page)).authState).toBe('unauthenticated');
 
     await kit(page, 'loginWithPasskey');
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
-    await expect.poll(async () => (await state(page)).wallets.length).toBe(1);
+    await authState(page, 'authenticated');
+    await expect.poll(async () => (await state(page)).wallets.length, { timeout: 30_000 }).toBe(1);
     const loggedIn = await state(page);
     expect(loggedIn).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(loggedIn.wallets[0].accounts[0].address).toBe(signedUp.wallets[0].accounts[0].address);
 
     // A reload keeps the session (the kit reads it back and polls the user and wallets again).
     await openApp(page);
-    await expect.poll(async () => (await state(page)).wallets.length).toBe(1);
+    await expect.poll(async () => (await state(page)).wallets.length, { timeout: 30_000 }).toBe(1);
     expect(await state(page)).toMatchObject({ authState: 'authenticated', organizationId: signedUp.organizationId, userId: signedUp.userId });
 
     // Session refresh: a stamp_login with the session's own key, answered with a new session.
     const refreshed = await kit<{ session: string }>(page, 'refreshSession', { expirationSeconds: '3600' });
     expect(JSON.parse(atob(refreshed.session.split('.')[1]))).toMatchObject({ organization_id: signedUp.organizationId, user_id: signedUp.userId });
-    await expect.poll(async () => (await state(page)).sessionExpiry! - Date.now() / 1000).toBeGreaterThan(3000);
+    await expect.poll(async () => (await state(page)).sessionExpiry! - Date.now() / 1000, { timeout: 30_000 }).toBeGreaterThan(3000);
 
     const used = new Set(calls.map((c) => `${c.method} ${c.path}`));
     for (const p of ['/v1/signup_v2', '/public/v1/submit/stamp_login', '/public/v1/query/get_user', '/public/v1/query/list_wallets', '/public/v1/query/list_wallet_accounts']) {
       expect(used.has(`POST ${p}`), p).toBe(true);
     }
+    expect(failed(calls)).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the kit’s own sign-in modal', () => {
+  it('shows the methods the operator enabled, signs up and logs in with a passkey by clicking', async () => {
+    const { page, context, calls } = await person();
+    // Not awaited: handleLogin resolves when the modal closes.
+    await page.evaluate(() => void (window as any).kit.handleLogin());
+    const signUpButton = page.getByTestId('passkey-signup-button');
+    await signUpButton.waitFor();
+    // The methods of wallet_kit_config: Google (with the operator's client id), email, passkeys; no SMS.
+    expect(await page.getByTestId('oauth-google').count()).toBe(1);
+    expect(await page.getByPlaceholder('Enter your email').count()).toBe(1);
+    expect(await page.getByTestId('passkey-login-button').count()).toBe(1);
+    expect(await page.getByPlaceholder(/phone/i).count()).toBe(0);
+    await shoot(page, 'wallet-kit-sign-in');
+
+    await signUpButton.click();
+    await authState(page, 'authenticated');
+    const signedUp = await state(page);
+    expect(signedUp.organizationId).not.toBe(d.sigil.root.organizationId);
+
+    await kit(page, 'logout');
+    await authState(page, 'unauthenticated');
+    // Another visit: the sign-in modal of a fresh page.
+    await openApp(page);
+    await page.evaluate(() => void (window as any).kit.handleLogin());
+    await page.getByTestId('passkey-login-button').click();
+    await authState(page, 'authenticated');
+    expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(failed(calls)).toEqual([]);
     await context.close();
   });
@@ -225,14 +264,14 @@ describe('Google-style OAuth', () => {
     d.oidc.signInAs('google-grace-1', 'grace@example.com');
     // The kit reads the Google client id and redirect URL from wallet_kit_config (the operator's).
     await kit(page, 'handleGoogleOauth');
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    await authState(page, 'authenticated');
     const first = await state(page);
     expect(first.organizationId).not.toBe(d.sigil.root.organizationId);
 
     await kit(page, 'logout');
-    await expect.poll(async () => (await state(page)).authState).toBe('unauthenticated');
+    await authState(page, 'unauthenticated');
     await kit(page, 'handleGoogleOauth');
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    await authState(page, 'authenticated');
     expect(await state(page)).toMatchObject({ organizationId: first.organizationId, userId: first.userId });
     // Sigil registered the identity the provider vouched for, under Google's issuer and the app's client id.
     const { user } = await sdkServerClient(d.sigil, d.sigil.root, first.organizationId).getUser({ organizationId: first.organizationId!, userId: first.userId! });
@@ -251,7 +290,7 @@ describe('wallets and signing', () => {
     const walletId = await kit<string>(page, 'createWallet', { walletName: 'Spending', accounts: ['ADDRESS_FORMAT_ETHEREUM', 'ADDRESS_FORMAT_SOLANA'] });
     await kit(page, 'createWalletAccounts', { walletId, accounts: ['ADDRESS_FORMAT_ETHEREUM'] });
     await kit(page, 'refreshWallets');
-    await expect.poll(async () => (await state(page)).wallets[0]?.accounts.length ?? 0).toBe(3);
+    await expect.poll(async () => (await state(page)).wallets[0]?.accounts.length ?? 0, { timeout: 30_000 }).toBe(3);
     const accounts = (await state(page)).wallets[0].accounts;
     const eth = accounts.filter((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM');
     const sol = accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_SOLANA')!;
@@ -350,17 +389,17 @@ describe('email OTP', () => {
     const account = await api(page, 'proxyGetAccount', { filterType: 'EMAIL', filterValue: email, verificationToken: token });
     expect(account.organizationId).toBeUndefined();
     await kit(page, 'signUpWithOtp', { verificationToken: token, contact: email, otpType: 'OTP_TYPE_EMAIL', createSubOrgParams: { userName: 'olga' } });
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    await authState(page, 'authenticated');
     const signedUp = await state(page);
     expect(signedUp.userName).toBe('olga');
 
     await kit(page, 'logout');
-    await expect.poll(async () => (await state(page)).authState).toBe('unauthenticated');
+    await authState(page, 'unauthenticated');
     const again = await verifiedByBackend();
     const found = await api(page, 'proxyGetAccount', { filterType: 'EMAIL', filterValue: email, verificationToken: again });
     expect(found.organizationId).toBe(signedUp.organizationId);
     await kit(page, 'loginWithOtp', { verificationToken: again, organizationId: found.organizationId });
-    await expect.poll(async () => (await state(page)).authState).toBe('authenticated');
+    await authState(page, 'authenticated');
     expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(failed(calls)).toEqual([]);
     await context.close();
