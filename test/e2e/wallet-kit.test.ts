@@ -18,7 +18,9 @@ import bs58 from 'bs58';
 import { addVirtualAuthenticator, launchChromium, shoot } from '../helpers/browser.js';
 import { newKey, sdkServerClient } from '../helpers/clients.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
-import { encryptOtpCodeToBundle } from '@turnkey/crypto';
+import { encryptOtpCodeToBundle, verifyAppProofSignature } from '@turnkey/crypto';
+import { p256 } from '@noble/curves/nist.js';
+import { createHash } from 'node:crypto';
 import { GOOGLE_CLIENT_ID, GOOGLE_ISSUER, startKitDeployment, type KitDeployment } from '../helpers/wallet-kit.js';
 
 let d: KitDeployment;
@@ -69,7 +71,7 @@ async function person(): Promise<{ context: BrowserContext; page: Page; calls: C
     if (!sigilOrigins.includes(u.origin)) return;
     const call: Call = { method: r.request().method(), path: u.pathname, status: r.status() };
     calls.push(call);
-    if (u.pathname.startsWith('/v1/wallet_kit')) call.body = await r.json().catch(() => undefined);
+    if (u.pathname.startsWith('/v1/wallet_kit') || u.pathname === '/v1/signup_v2') call.body = await r.json().catch(() => undefined);
   });
   page.on('requestfailed', (r) => calls.push({ method: r.method(), path: new URL(r.url()).pathname, status: 0 }));
   await addVirtualAuthenticator(page);
@@ -192,6 +194,28 @@ describe('passkeys', () => {
     // The wallet was created by the sign-up itself, in the new sub-organization (Sigil's record).
     const { wallets } = await sdkServerClient(d.sigil, d.sigil.root, signedUp.organizationId).getWallets({ organizationId: signedUp.organizationId! });
     expect(wallets.map((w) => w.walletName)).toEqual(['Main']);
+
+    // The sign-up answered the app proofs of the wallet's address. The kit's verifyAppProofs (what
+    // auth.verifyWalletOnSignup runs) accepts only AWS Nitro boot proofs, so it refuses them...
+    const { appProofs } = calls.find((c) => c.path === '/v1/signup_v2')!.body;
+    const payloads = appProofs.map((p: { proofPayload: string }) => JSON.parse(p.proofPayload));
+    expect(payloads.find((p: any) => p.type === 'APP_PROOF_TYPE_ADDRESS_DERIVATION').addressDerivationProof).toMatchObject({
+      organizationId: signedUp.organizationId,
+      address: signedUp.wallets[0].accounts[0].address,
+      derivationPath: "m/44'/60'/0'/0/0",
+    });
+    const nitro = await kit(page, 'verifyAppProofs', { appProofs, organizationId: signedUp.organizationId }).then(() => 'verified', (e: Error) => e.message);
+    // (the empty AWS attestation document is where it stops)
+    expect(nitro).toContain('Failed to verify app proofs [VERIFY_APP_PROOFS_ERROR]');
+    // ...and the app checks them instead against this deployment's signer key (README "Embedded
+    // wallets"): each proof's signature, and the boot statement binding the proofs' key to the signer.
+    for (const proof of appProofs) expect(() => verifyAppProofSignature(proof)).not.toThrow();
+    const { bootProof } = await sdkServerClient(d.sigil).getBootProof({ ephemeralKey: appProofs[0].publicKey });
+    const statement = Buffer.from(bootProof.qosManifestB64, 'base64');
+    const { signature } = JSON.parse(Buffer.from(bootProof.qosManifestEnvelopeB64, 'base64').toString('utf8'));
+    const digest = createHash('sha256').update(statement).digest();
+    expect(p256.verify(Buffer.from(signature, 'hex'), digest, Buffer.from(d.sigil.root.signerPublicKey, 'hex'), { prehash: false, format: 'der' })).toBe(true);
+    expect(JSON.parse(statement.toString('utf8')).ephemeralPublicKeyHex).toBe(appProofs[0].publicKey);
 
     await kit(page, 'logout');
     await authState(page, 'unauthenticated');
