@@ -245,7 +245,17 @@ export async function startKitDeployment(extraEnv: Record<string, string> = {}):
     );
     if (r.status !== 0) throw new Error(`proxy-config create failed: ${r.stderr}`);
     const configId = JSON.parse(r.stdout).configId as string;
-    const config: KitConfig = { apiBaseUrl: url, authProxyUrl, authProxyConfigId: configId, organizationId: root.organizationId };
+    // Sigil's own export and import frames, where the deployment lists them (issue 33): the kit then
+    // loads them instead of Turnkey's hosted ones.
+    const wellKnown = (await (await fetch(`${url}/.well-known/sigil.json`)).json()) as { frames?: { export?: string; import?: string } };
+    const config: KitConfig = {
+      apiBaseUrl: url,
+      authProxyUrl,
+      authProxyConfigId: configId,
+      organizationId: root.organizationId,
+      ...(wellKnown.frames?.export ? { exportIframeUrl: wellKnown.frames.export } : {}),
+      ...(wellKnown.frames?.import ? { importIframeUrl: wellKnown.frames.import } : {}),
+    };
     app.configure(config);
     return { sigil, app, oidc, configId, config, stop };
   } catch (err) {
