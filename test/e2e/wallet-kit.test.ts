@@ -8,10 +8,12 @@
 // OAuth against a loopback OIDC provider; wallets and accounts on Ethereum and Solana, messages and
 // transactions signed (checked with viem and @solana/web3.js), and a signature the user's own policy
 // denies refused in the page; email OTP through the app's backend (@turnkey/sdk-server), since
-// @turnkey/core's browser OTP step encrypts to Turnkey's pinned key.
+// @turnkey/core's browser OTP step encrypts to Turnkey's pinned key; the wallet proofs of a sign-up
+// checked against the deployment's signer key, since the kit's verifyAppProofs wants AWS Nitro; and
+// @turnkey/sdk-browser's passkey and IndexedDB clients in the same browser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { parseTransaction, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, type Hex } from 'viem';
+import { keccak256, parseTransaction, recoverAddress, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, toBytes, type Hex } from 'viem';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
@@ -426,6 +428,55 @@ describe('email OTP', () => {
     await authState(page, 'authenticated');
     expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(failed(calls)).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('@turnkey/sdk-browser', () => {
+  it('registers a passkey for a sub-organization the app’s backend creates, logs in with it into an IndexedDB session, and signs', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await addVirtualAuthenticator(page);
+    await page.goto(`${d.app.origin}/sdk-browser`);
+    await page.getByText('sdk-browser ready').waitFor();
+
+    // The browser makes the passkey; the app's backend (@turnkey/sdk-server, the parent's API key)
+    // creates the user's sub-organization with it and a wallet.
+    const passkey = await page.evaluate(async () => {
+      const { Turnkey } = (window as any).sdkBrowser;
+      const c = (window as any).SIGIL_KIT;
+      const tk = new Turnkey({ apiBaseUrl: c.apiBaseUrl, defaultOrganizationId: c.organizationId, rpId: 'localhost' });
+      return tk.passkeyClient().createUserPasskey({ publicKey: { user: { name: 'mia', displayName: 'mia' } } });
+    });
+    const { subOrganizationId, rootUserIds, wallet } = await sdkServerClient(d.sigil).createSubOrganization({
+      subOrganizationName: 'mia',
+      rootUsers: [{ userName: 'mia', apiKeys: [], oauthProviders: [], authenticators: [{ authenticatorName: 'mia passkey', challenge: passkey.encodedChallenge, attestation: passkey.attestation }] }],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: 'mia wallet', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] },
+    });
+    const address = wallet!.addresses[0];
+
+    const message = 'signed through sdk-browser';
+    const r = await page.evaluate(
+      async ([organizationId, address, message]) => {
+        const { Turnkey, SessionType } = (window as any).sdkBrowser;
+        const c = (window as any).SIGIL_KIT;
+        const tk = new Turnkey({ apiBaseUrl: c.apiBaseUrl, defaultOrganizationId: c.organizationId, rpId: 'localhost' });
+        const idb = await tk.indexedDbClient();
+        await idb.init();
+        const publicKey = await idb.getPublicKey();
+        await tk.passkeyClient().loginWithPasskey({ sessionType: SessionType.READ_WRITE, publicKey, organizationId });
+        const session = await tk.getSession();
+        const { wallets } = await idb.getWallets({ organizationId });
+        const signed = await idb.signRawPayload({ organizationId, signWith: address, payload: message, encoding: 'PAYLOAD_ENCODING_TEXT_UTF8', hashFunction: 'HASH_FUNCTION_KECCAK256' });
+        return { session, walletNames: wallets.map((w: any) => w.walletName), signed };
+      },
+      [subOrganizationId, address, message] as const,
+    );
+    expect(r.session).toMatchObject({ organizationId: subOrganizationId, userId: rootUserIds[0] });
+    expect(r.walletNames).toEqual(['mia wallet']);
+    const signature = `0x${r.signed.r}${r.signed.s}${(27 + Number(r.signed.v)).toString(16)}` as Hex;
+    expect(await recoverAddress({ hash: keccak256(toBytes(message)), signature })).toBe(address);
     await context.close();
   });
 });

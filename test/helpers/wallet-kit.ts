@@ -18,12 +18,15 @@ import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, runSigil, serve, 
 const APP_DIR = join(ROOT, 'test', 'helpers', 'wallet-kit-app');
 const KIT_DIR = join(ROOT, 'node_modules', '@turnkey', 'react-wallet-kit');
 
-let bundled: Promise<{ js: string; css: string }> | undefined;
+let bundled: Promise<{ js: string; sdkBrowserJs: string; css: string }> | undefined;
 
-/** The app bundled once per test process: React 19, the kit and its dependencies, for the browser. */
-export function bundleKitApp(): Promise<{ js: string; css: string }> {
+/**
+ * The app bundled once per test process: React 19, the kit and its dependencies, for the browser;
+ * and the page of @turnkey/sdk-browser.
+ */
+export function bundleKitApp(): Promise<{ js: string; sdkBrowserJs: string; css: string }> {
   bundled ??= build({
-    entryPoints: [join(APP_DIR, 'app.tsx')],
+    entryPoints: [join(APP_DIR, 'app.tsx'), join(APP_DIR, 'sdk-browser.ts')],
     bundle: true,
     write: false,
     format: 'esm',
@@ -36,7 +39,8 @@ export function bundleKitApp(): Promise<{ js: string; css: string }> {
     minify: true,
     logLevel: 'silent',
   }).then((r) => ({
-    js: r.outputFiles.find((f) => f.path.endsWith('.js'))!.text,
+    js: r.outputFiles.find((f) => f.path.endsWith('/app.js'))!.text,
+    sdkBrowserJs: r.outputFiles.find((f) => f.path.endsWith('/sdk-browser.js'))!.text,
     // The kit's stylesheet, as its README asks an app to import it.
     css: readFileSync(join(KIT_DIR, 'dist', 'styles.css'), 'utf8'),
   }));
@@ -73,7 +77,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 /** Serves the app on `http://localhost:<port>`. */
 export async function serveKitApp(port: number): Promise<KitApp> {
-  const { js, css } = await bundleKitApp();
+  const { js, sdkBrowserJs, css } = await bundleKitApp();
   const origin = `http://localhost:${port}`;
   let config: KitConfig | undefined;
   const backend = new Map<string, BackendRoute>();
@@ -84,18 +88,21 @@ export async function serveKitApp(port: number): Promise<KitApp> {
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', origin).pathname;
     try {
-      if (path === '/' && config) {
+      // `/`: the wallet kit app; `/sdk-browser`: the page of @turnkey/sdk-browser.
+      if ((path === '/' || path === '/sdk-browser') && config) {
         const settings = JSON.stringify(config).replace(/</g, '\\u003c');
+        const script = path === '/' ? '/app.js' : '/sdk-browser.js';
         return send(
           res,
           200,
           'text/html; charset=utf-8',
           `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
             `<title>Sigil wallet kit app</title><link rel="stylesheet" href="/styles.css"></head>` +
-            `<body><div id="root"></div><script>window.SIGIL_KIT = ${settings};</script><script type="module" src="/app.js"></script></body></html>`,
+            `<body><div id="root"></div><script>window.SIGIL_KIT = ${settings};</script><script type="module" src="${script}"></script></body></html>`,
         );
       }
       if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', js);
+      if (path === '/sdk-browser.js') return send(res, 200, 'text/javascript; charset=utf-8', sdkBrowserJs);
       if (path === '/styles.css') return send(res, 200, 'text/css; charset=utf-8', css);
       if (path === '/oauth-callback') return send(res, 200, 'text/html; charset=utf-8', '<!doctype html><title>Signing in</title>');
       const route = req.method === 'POST' ? backend.get(path) : undefined;
