@@ -13,12 +13,14 @@
 // @turnkey/sdk-browser's passkey and IndexedDB clients in the same browser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { keccak256, parseTransaction, recoverAddress, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, toBytes, type Hex } from 'viem';
+import { createTestClient, http, keccak256, parseEther, parseTransaction, publicActions, recoverAddress, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, toBytes, type Hex } from 'viem';
+import { foundry } from 'viem/chains';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import { addVirtualAuthenticator, launchChromium, shoot } from '../helpers/browser.js';
 import { newKey, sdkServerClient } from '../helpers/clients.js';
+import { startAnvil } from '../helpers/anvil.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 import { encryptOtpCodeToBundle, verifyAppProofSignature } from '@turnkey/crypto';
 import { p256 } from '@noble/curves/nist.js';
@@ -153,7 +155,7 @@ async function signUp(page: Page, userName: string) {
 }
 
 describe('passkeys', () => {
-  it('signs up with a passkey (a sub-organization with a wallet), logs out, logs in again, and refreshes the session', async () => {
+  it('signs up with a passkey (a sub-organization with a wallet), logs out, logs in again, refreshes the session and changes the user’s settings', async () => {
     const { page, context, calls } = await person();
     // What the operator configured reaches the kit through the proxy.
     const walletKitConfig = calls.find((c) => c.path === '/v1/wallet_kit_config')?.body;
@@ -242,13 +244,23 @@ describe('passkeys', () => {
     expect(JSON.parse(atob(refreshed.session.split('.')[1]))).toMatchObject({ organization_id: signedUp.organizationId, user_id: signedUp.userId });
     await expect.poll(async () => (await state(page)).sessionExpiry! - Date.now() / 1000, { timeout: 30_000 }).toBeGreaterThan(3000);
 
+    // The user's own settings, as the kit's account screens change them.
+    const [added] = await kit<string[]>(page, 'addPasskey', { name: 'ada phone' });
+    await kit(page, 'updateUserName', { userName: 'Ada L.' });
+    await kit(page, 'refreshUser');
+    await expect.poll(async () => (await state(page)).userName, { timeout: 30_000 }).toBe('Ada L.');
+    const asSigilSees = async () => (await sdkServerClient(d.sigil, d.sigil.root, signedUp.organizationId).getUser({ organizationId: signedUp.organizationId!, userId: signedUp.userId! })).user;
+    expect((await asSigilSees()).authenticators.map((a) => a.authenticatorName).sort()).toEqual(['ada laptop', 'ada phone']);
+    await kit(page, 'removePasskeys', { authenticatorIds: [added] });
+    expect((await asSigilSees()).authenticators.map((a) => a.authenticatorName)).toEqual(['ada laptop']);
+
     const used = new Set(calls.map((c) => `${c.method} ${c.path}`));
     for (const p of ['/v1/signup_v2', '/public/v1/submit/stamp_login', '/public/v1/query/get_user', '/public/v1/query/list_wallets', '/public/v1/query/list_wallet_accounts']) {
       expect(used.has(`POST ${p}`), p).toBe(true);
     }
     expect(failed(calls)).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('the kit’s own sign-in modal', () => {
@@ -280,7 +292,7 @@ describe('the kit’s own sign-in modal', () => {
     expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(failed(calls)).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('Google-style OAuth', () => {
@@ -304,7 +316,7 @@ describe('Google-style OAuth', () => {
     expect(user.oauthProviders.map((p) => [p.issuer, p.audience, p.subject])).toEqual([[GOOGLE_ISSUER, GOOGLE_CLIENT_ID, 'google-grace-1']]);
     expect(failed(calls)).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('wallets and signing', () => {
@@ -334,6 +346,23 @@ describe('wallets and signing', () => {
     const serialized = (signedTx.startsWith('0x') ? signedTx : `0x${signedTx}`) as Hex;
     expect(await recoverTransactionAddress({ serializedTransaction: serialized as any })).toBe(eth[0].address);
     expect(parseTransaction(serialized)).toMatchObject({ to: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8', value: 10n ** 15n, chainId: 31337 });
+
+    // And sent: the kit signs through Sigil and broadcasts to a real local chain (anvil) itself.
+    const anvil = await startAnvil();
+    try {
+      const chain = { ...foundry, id: anvil.chainId };
+      const node = createTestClient({ chain, mode: 'anvil', transport: http(anvil.url) }).extend(publicActions);
+      await node.setBalance({ address: eth[0].address as Hex, value: parseEther('1') });
+      const fees = await node.estimateFeesPerGas();
+      const toSend = serializeTransaction({ type: 'eip1559', chainId: anvil.chainId, nonce: 0, to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: parseEther('0.25'), gas: 21000n, ...fees });
+      const hash = await withAccount<Hex>(page, 'signAndSendTransaction', eth[0].address, { unsignedTransaction: toSend, transactionType: 'TRANSACTION_TYPE_ETHEREUM', rpcUrl: anvil.url });
+      const receipt = await node.waitForTransactionReceipt({ hash });
+      expect(receipt.status).toBe('success');
+      expect(receipt.from).toBe(eth[0].address.toLowerCase());
+      expect(await node.getBalance({ address: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' })).toBe(parseEther('10000.25'));
+    } finally {
+      await anvil.stop();
+    }
 
     // Solana: an Ed25519 message signature, and a transfer whose fee payer's signature web3.js verifies.
     const solSig = await withAccount<{ r: string; s: string }>(page, 'signMessage', sol.address, { message });
@@ -372,7 +401,7 @@ describe('wallets and signing', () => {
     expect(await recoverTransactionAddress({ serializedTransaction: (again.startsWith('0x') ? again : `0x${again}`) as any })).toBe(eth[0].address);
     expect(failed(calls)).toEqual(['POST /public/v1/submit/sign_transaction 403']);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('email OTP', () => {
@@ -429,7 +458,7 @@ describe('email OTP', () => {
     expect(await state(page)).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(failed(calls)).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('@turnkey/sdk-browser', () => {
@@ -478,5 +507,5 @@ describe('@turnkey/sdk-browser', () => {
     const signature = `0x${r.signed.r}${r.signed.s}${(27 + Number(r.signed.v)).toString(16)}` as Hex;
     expect(await recoverAddress({ hash: keccak256(toBytes(message)), signature })).toBe(address);
     await context.close();
-  });
+  }, 120_000);
 });
