@@ -4,7 +4,9 @@
 // the API or the frames); a Sigil whose WebAuthn origin is the app's, with an auth proxy
 // configuration made by `sigil proxy-config create` as an operator would; a Google-style OIDC
 // provider on loopback (Google's issuer name, keys and sign-in page of its own) that the test routes
-// the kit's sign-in popup to; and the app's backend routes (`/api/...`) a test supplies.
+// the kit's sign-in popup to; and the app's backend routes (`/api/...`) a test supplies. The kit's
+// frame URLs come from the deployment's `/.well-known/sigil.json` `frames`, or a test sets them with
+// `app.configure({ ...config, exportIframeUrl, importIframeUrl })` before it opens a page.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
