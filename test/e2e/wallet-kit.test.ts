@@ -295,6 +295,34 @@ describe('the kit’s own sign-in modal', () => {
   }, 120_000);
 });
 
+describe('an origin the operator did not allow', () => {
+  it('the same app served from another origin gets no configuration from the auth proxy and cannot sign anyone up', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const refused: string[] = [];
+    page.on('response', (r) => {
+      if (r.url().startsWith(d.sigil.authProxyUrl) && r.status() >= 400) refused.push(`${new URL(r.url()).pathname} ${r.status()}`);
+    });
+    // 127.0.0.1 instead of localhost: the same server, another origin.
+    await page.goto(d.app.origin.replace('localhost', '127.0.0.1'));
+    await expect.poll(async () => (await state(page)).clientState, { timeout: 30_000 }).toBe('error');
+    expect(refused).toContain('/v1/wallet_kit_config 403');
+    const before = (await sdkServerClient(d.sigil).getSubOrgIds({})).organizationIds.length;
+    const answer = await page.evaluate(async ([proxy, configId]) => {
+      const r = await fetch(`${proxy}/v1/signup_v2`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-auth-proxy-config-id': configId as string },
+        body: JSON.stringify({ userName: 'mallory', apiKeys: [{ apiKeyName: 'k', publicKey: '02' + 'cd'.repeat(32), curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [] }),
+      });
+      return { status: r.status, body: await r.json() };
+    }, [d.sigil.authProxyUrl, d.configId] as const);
+    expect(answer.status).toBe(403);
+    expect(answer.body.message).toContain('is not allowed by auth proxy config');
+    expect((await sdkServerClient(d.sigil).getSubOrgIds({})).organizationIds.length).toBe(before);
+    await context.close();
+  }, 120_000);
+});
+
 describe('Google-style OAuth', () => {
   it('signs up through the kit’s Google popup against a loopback OIDC provider, then logs in again to the same sub-organization', async () => {
     const { page, context, calls } = await person();
