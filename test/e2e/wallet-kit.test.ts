@@ -3,7 +3,8 @@
 // served from its own loopback origin and pointed at Sigil with apiBaseUrl, authProxyUrl,
 // authProxyConfigId and organizationId only, runs in Debian's Chromium with a DevTools virtual
 // authenticator. Everything the kit sends (wallet_kit_config and client params, signup_v2, account
-// lookups, attested stamp_login, OTP v2, the reads it polls, CORS preflights) goes unchanged to Sigil.
+// lookups, attested stamp_login, OTP v2, session refresh, the reads it polls, all cross-origin) goes
+// unchanged to Sigil, and none is refused unless the test means it to be.
 // Scenarios: passkey sign-up of a sub-organization with a wallet, log out, passkey login; Google-style
 // OAuth against a loopback OIDC provider; wallets and accounts on Ethereum and Solana, messages and
 // transactions signed (checked with viem and @solana/web3.js), and a signature the user's own policy
@@ -63,7 +64,8 @@ interface Call {
 
 /**
  * A person: a browser context of their own (own storage) with a passkey authenticator. `calls` is
- * every request the page made to Sigil (both ports, CORS preflights included) with its answer.
+ * every request the page made to Sigil (both ports) with its answer; DevTools does not report CORS
+ * preflights to the page, so a refused preflight shows as a failed request (status 0).
  */
 async function person(): Promise<{ context: BrowserContext; page: Page; calls: Call[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -233,6 +235,10 @@ describe('passkeys', () => {
     const loggedIn = await state(page);
     expect(loggedIn).toMatchObject({ organizationId: signedUp.organizationId, userId: signedUp.userId });
     expect(loggedIn.wallets[0].accounts[0].address).toBe(signedUp.wallets[0].accounts[0].address);
+    // The app heard of it through the kit's callback (this page load has seen only the login).
+    const events = await page.evaluate(() => (window as any).kitEvents);
+    expect(events.filter((e: any) => e.kind === 'authenticated').map((e: any) => [e.detail.action, e.detail.method])).toEqual([['LOGIN', 'passkey']]);
+    expect(events.filter((e: any) => e.kind === 'error')).toEqual([]);
 
     // A reload keeps the session (the kit reads it back and polls the user and wallets again).
     await openApp(page);
