@@ -34,7 +34,8 @@ interface ProxyCall {
   config: AuthProxyConfigRow;
   settings: AuthProxySettings;
   body: Json;
-  submit(operation: string, type: string, parameters: Json): Promise<Json>;
+  /** `generateAppProofs`: the activity carries app proofs (README "App proofs"), as signup's answer does. */
+  submit(operation: string, type: string, parameters: Json, generateAppProofs?: boolean): Promise<Json>;
   query(operation: string, body: Json): Promise<Json>;
 }
 
@@ -113,6 +114,9 @@ async function signup(call: ProxyCall, services: Services) {
     else throw invalid(`bad request body: oauthProviders[${i}].oidcToken is required through the auth proxy`);
   }
   const name = optional<string>(body.userName) ?? email ?? phone ?? 'User';
+  // A signup that creates a wallet answers the app proofs of its addresses (signup's `appProofs`): the
+  // app checks them against this deployment's signer key (README "Embedded wallets"); without them a
+  // kit's `verifyWalletOnSignup` would skip its check silently.
   const r = await call.submit('create_sub_organization', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8', {
     subOrganizationName: optional<string>(body.organizationName) ?? `sub-org-${Date.now()}`,
     rootUsers: [
@@ -129,7 +133,7 @@ async function signup(call: ProxyCall, services: Services) {
     ...(body.wallet ? { wallet: body.wallet } : {}),
     ...(body.verificationToken ? { verificationToken: body.verificationToken } : {}),
     ...(body.clientSignature ? { clientSignature: body.clientSignature } : {}),
-  });
+  }, body.wallet !== undefined);
   return {
     organizationId: r.subOrganizationId,
     userId: r.rootUserIds?.[0],
@@ -314,8 +318,9 @@ export async function authProxyServer(opts: {
       settings,
       body,
       query: (operation, payload) => send('query', operation, { organizationId: config.organization_id, ...payload }),
-      submit: async (operation, type, parameters) => {
-        const res = await send('submit', operation, { type, timestampMs: String(Date.now()), organizationId: config.organization_id, parameters });
+      submit: async (operation, type, parameters, generateAppProofs = false) => {
+        const envelope = { type, timestampMs: String(Date.now()), organizationId: config.organization_id, parameters };
+        const res = await send('submit', operation, generateAppProofs ? { ...envelope, generateAppProofs } : envelope);
         const activity = res.activity as Json;
         if (activity?.status !== 'ACTIVITY_STATUS_COMPLETED') {
           throw new SigilError('REQUEST_NOT_AUTHORIZED', `the ${operation} activity ${activity?.id} did not complete (${activity?.status}): check the auth proxy policy of organization ${config.organization_id}`);
