@@ -113,18 +113,39 @@ export function openChannel(settings: FrameSettings, ready: (ttlMs: number | und
 const EMBEDDED_KEY = 'SIGIL_EMBEDDED_KEY';
 export const DEFAULT_KEY_TTL_MS = 48 * 60 * 60 * 1000;
 
+/**
+ * localStorage when the browser grants it to this embedded, usually cross-site, page; browsers that
+ * block third-party storage (Chromium with third-party cookies blocked throws on the mere read of
+ * window.localStorage) get the page's memory instead, which lasts as long as the frame, the span of
+ * one export or login.
+ */
+const storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> = (() => {
+  try {
+    const s = window.localStorage;
+    s.getItem(EMBEDDED_KEY);
+    return s;
+  } catch {
+    const memory = new Map<string, string>();
+    return {
+      getItem: (k: string) => memory.get(k) ?? null,
+      setItem: (k: string, v: string) => void memory.set(k, v),
+      removeItem: (k: string) => void memory.delete(k),
+    };
+  }
+})();
+
 export function getEmbeddedKey(): Uint8Array | null {
-  const raw = window.localStorage.getItem(EMBEDDED_KEY);
+  const raw = storage.getItem(EMBEDDED_KEY);
   if (!raw) return null;
   try {
     const item = JSON.parse(raw) as { privateKey: string; expiry: number };
     if (typeof item.expiry !== 'number' || Date.now() >= item.expiry) {
-      window.localStorage.removeItem(EMBEDDED_KEY);
+      storage.removeItem(EMBEDDED_KEY);
       return null;
     }
     return fromHex(item.privateKey, 'embedded key');
   } catch {
-    window.localStorage.removeItem(EMBEDDED_KEY);
+    storage.removeItem(EMBEDDED_KEY);
     return null;
   }
 }
@@ -134,12 +155,12 @@ export function ensureEmbeddedKey(ttlMs = DEFAULT_KEY_TTL_MS): Uint8Array {
   const existing = getEmbeddedKey();
   if (existing) return existing;
   const privateKey = p256.utils.randomSecretKey();
-  window.localStorage.setItem(EMBEDDED_KEY, JSON.stringify({ privateKey: toHex(privateKey), expiry: Date.now() + ttlMs }));
+  storage.setItem(EMBEDDED_KEY, JSON.stringify({ privateKey: toHex(privateKey), expiry: Date.now() + ttlMs }));
   return privateKey;
 }
 
 export function resetEmbeddedKey(): void {
-  window.localStorage.removeItem(EMBEDDED_KEY);
+  storage.removeItem(EMBEDDED_KEY);
 }
 
 export function publicKeyHex(privateKey: Uint8Array): string {
