@@ -2,13 +2,14 @@
 // @turnkey/iframe-stamper, unchanged, from a parent page on another loopback origin, in Debian's
 // Chromium: a wallet export whose mnemonic (read from the frame's page) derives the wallet's
 // addresses, key exports in every KeyFormat, a mnemonic imported through the import frame and then
-// signing through @turnkey/sdk-server, export-and-sign signing Solana and Ethereum payloads, and the
-// auth frame stamping a request Sigil accepts. Attacks: a page on an origin the operator did not
+// signing through @turnkey/sdk-server, export-and-sign signing Solana and Ethereum payloads, the
+// auth frame stamping a request Sigil accepts, and @turnkey/sdk-browser's iframe client logging a
+// user in by email auth through the auth frame. Attacks: a page on an origin the operator did not
 // allow cannot embed the frames (CSP frame-ancestors, and the frame's own check of the channel's
 // origin), and a bundle signed by a key other than the deployment's is refused by the frame.
 import { createServer, type Server } from 'node:http';
 import { generateKeyPairSync, sign as nodeSign } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
@@ -22,8 +23,9 @@ import bs58check from 'bs58check';
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { decodeSuiPrivateKey } from '@mysten/sui/cryptography';
-import { ROOT, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { dropSchema, freshDeploymentEnv, initDeployment, ROOT, runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { rawPost, sdkServerClient } from '../helpers/clients.js';
+import { bundleIn, parse, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 import { freePort, launchChromium, SHOTS } from '../helpers/browser.js';
 
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const;
@@ -33,8 +35,20 @@ const SOL = { curve: 'CURVE_ED25519', pathFormat: 'PATH_FORMAT_BIP32', path: "m/
 // page.evaluate. Nothing of Sigil is in it but the frame URLs the test passes in.
 const PARENT_SCRIPT = `
 import { IframeStamper } from '@turnkey/iframe-stamper';
+import { Turnkey } from '@turnkey/sdk-browser';
 const stampers = {};
+let sdkBrowserClient;
 window.frameTest = {
+  // @turnkey/sdk-browser's iframe client, as an app logs a user in by email with it.
+  async sdkBrowserOpen(apiBaseUrl, organizationId, iframeUrl) {
+    const turnkey = new Turnkey({ apiBaseUrl, defaultOrganizationId: organizationId });
+    sdkBrowserClient = await turnkey.iframeClient({ iframeContainer: document.getElementById('frames'), iframeUrl, iframeElementId: 'sdk-browser-auth' });
+    return sdkBrowserClient.iframePublicKey;
+  },
+  async sdkBrowserLogin(credentialBundle, organizationId) {
+    await sdkBrowserClient.injectCredentialBundle(credentialBundle);
+    return sdkBrowserClient.getWhoami({ organizationId });
+  },
   async open(id, url) {
     const s = new IframeStamper({ iframeUrl: url, iframeElementId: id, iframeContainer: document.getElementById('frames') });
     stampers[id] = s;
@@ -75,6 +89,7 @@ let allowedOrigin: string;
 let foreignOrigin: string;
 let browser: Browser;
 let page: Page;
+let inbox: Inbox;
 const consoleLines: string[] = [];
 
 beforeAll(async () => {
@@ -83,14 +98,23 @@ beforeAll(async () => {
   // is a different origin nobody allowed. The frames are on a third (their own port).
   allowedOrigin = `http://localhost:${port}`;
   foreignOrigin = `http://127.0.0.1:${port}`;
-  const bundled = await build({ stdin: { contents: PARENT_SCRIPT, resolveDir: ROOT, loader: 'js' }, bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'error' });
+  const bundled = await build({
+    stdin: { contents: PARENT_SCRIPT, resolveDir: ROOT, loader: 'js' },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    write: false,
+    logLevel: 'error',
+    define: { 'process.env.NODE_ENV': '"production"', global: 'globalThis' },
+  });
   const parentJs = bundled.outputFiles[0].text;
   parentServer = createServer((req, res) => {
     if (req.url === '/parent.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(parentJs);
     else res.writeHead(200, { 'content-type': 'text/html' }).end(PARENT_HTML);
   });
   await new Promise<void>((r) => parentServer.listen(port, '127.0.0.1', r));
-  sigil = await startSigil({ SIGIL_WEBAUTHN_ORIGINS: allowedOrigin, SIGIL_WEBAUTHN_RP_ID: 'localhost' });
+  inbox = await startInbox();
+  sigil = await startSigil({ SIGIL_WEBAUTHN_ORIGINS: allowedOrigin, SIGIL_WEBAUTHN_RP_ID: 'localhost', ...smtpEnv(inbox) });
   api = sdkServerClient(sigil);
   org = sigil.root.organizationId;
   userId = sigil.root.userId;
@@ -106,6 +130,7 @@ afterAll(async () => {
   await browser?.close();
   await sigil?.stop();
   await new Promise((r) => parentServer?.close(r));
+  await inbox?.close();
 });
 
 const open = (id: string, url: string) => page.evaluate(([i, u]) => (window as any).frameTest.open(i, u), [id, url]) as Promise<string>;
@@ -296,6 +321,17 @@ describe('auth frame', () => {
     expect(other.status).toBe(401);
     await call('auth', 'clear');
   });
+
+  it('@turnkey/sdk-browser: the iframe client logs a user in by email auth through the auth frame', async () => {
+    const email = 'frames-email@example.com';
+    const { userIds } = await api.createUsers({ users: [{ userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+    const publicKey = (await page.evaluate(([u, o, f]) => (window as any).frameTest.sdkBrowserOpen(u, o, f), [sigil.url, org, frames.auth])) as string;
+    const sent = inbox.count(email);
+    await api.emailAuth({ email, targetPublicKey: publicKey, emailCustomization: { appName: 'Frames' } });
+    const mail = await inbox.next(email, sent);
+    const whoami = (await page.evaluate(([b, o]) => (window as any).frameTest.sdkBrowserLogin(b, o), [bundleIn(parse(mail.raw).text), org])) as { userId: string; organizationId: string };
+    expect(whoami).toMatchObject({ userId: userIds[0], organizationId: org });
+  });
 });
 
 describe('embedding', () => {
@@ -306,6 +342,20 @@ describe('embedding', () => {
       const csp = res.headers.get('content-security-policy') ?? '';
       expect(csp).toContain(`frame-ancestors ${allowedOrigin}`);
       expect(new URL(url).origin).not.toBe(allowedOrigin);
+    }
+  });
+
+  it('a deployment whose frames would share an origin with an allowed app does not start', async () => {
+    const d = freshDeploymentEnv();
+    try {
+      initDeployment(d.dataDir, d.env);
+      const env = { ...d.env, SIGIL_WEBAUTHN_ORIGINS: 'https://app.example.com', SIGIL_FRAMES_URL: 'https://app.example.com' };
+      const r = runSigil(['serve', '--data-dir', d.dataDir, '--port', '0', '--auth-proxy-port', '0'], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain("the frames' origin https://app.example.com is also an allowed app origin");
+    } finally {
+      rmSync(d.dataDir, { recursive: true, force: true });
+      if (d.databaseUrl) await dropSchema(d.databaseUrl);
     }
   });
 
