@@ -317,7 +317,7 @@ const STYLE_PROPERTIES = [
   'padding', 'margin', 'borderWidth', 'borderStyle', 'borderColor', 'borderRadius', 'fontSize', 'fontWeight', 'fontFamily', 'color',
   'backgroundColor', 'width', 'height', 'maxWidth', 'maxHeight', 'lineHeight', 'boxShadow', 'textAlign', 'overflowWrap', 'wordWrap', 'resize',
 ] as const;
-const STYLE_VALUE = /^[a-zA-Z0-9#%.,()'" -]{0,200}$/;
+const STYLE_VALUE = /^[a-zA-Z0-9#%.,()'" /-]{0,200}$/;
 
 function applyStyles(el: HTMLElement | null, styles: unknown): void {
   if (!el || !styles || typeof styles !== 'object') return;

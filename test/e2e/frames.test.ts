@@ -167,6 +167,10 @@ describe('export frame', () => {
     // Cross-origin: the parent page cannot reach into the frame's document.
     expect(await page.evaluate(() => (window as any).frameTest.canReadFrame('export-wallet'))).toBe(false);
     await photograph('export-wallet', 'frames-export');
+    // The styles @turnkey/react-wallet-kit applies are taken; a style that would load something is not.
+    expect(await call('export-wallet', 'applySettings', { styles: { fontSize: '16px', backgroundColor: '#e5e7eb', color: '#828282' } })).toBe(true);
+    expect(await refused('export-wallet', 'applySettings', { styles: { backgroundColor: 'url(https://evil.example/x.png)' } })).toMatch(/cannot be set/);
+    expect(await refused('export-wallet', 'applySettings', { styles: { position: 'fixed' } })).toMatch(/cannot be set/);
     // The embedded key was used once: the same bundle cannot be opened again.
     expect(await refused('export-wallet', 'injectWalletExportBundle', exportBundle, org)).toMatch(/no embedded key/);
     await call('export-wallet', 'clear');
