@@ -252,7 +252,7 @@ describe('import frame', () => {
     await call('import', 'clear');
   });
 
-  it('seals a Solana private key; an import bundle for another user or signed by another key is refused', async () => {
+  it('seals Solana and hex private keys; an import bundle for another user or signed by another key is refused', async () => {
     const { importBundle } = await api.initImportPrivateKey({ userId });
     await open('import-key', frames.import);
     expect(await refused('import-key', 'injectImportBundle', importBundle, org, 'another-user')).toMatch(/another user/);
@@ -267,6 +267,17 @@ describe('import frame', () => {
     const encryptedBundle = await call<string>('import-key', 'extractKeyEncryptedBundle', 'SOLANA');
     const imported = await api.importPrivateKey({ userId, privateKeyName: 'frame-imported-sol', encryptedBundle, curve: 'CURVE_ED25519', addressFormats: ['ADDRESS_FORMAT_SOLANA'] });
     expect(imported.addresses?.[0]?.address).toBe(solana.publicKey.toBase58());
+    // One import bundle seals one secret.
+    await f.locator('#plaintext').fill(bs58.encode(solana.secretKey));
+    expect(await refused('import-key', 'extractKeyEncryptedBundle', 'SOLANA')).toMatch(/no import bundle/);
+    // A hex Ethereum key through a fresh import bundle.
+    const ethKey = toHex(nacl.randomBytes(32));
+    const next = await api.initImportPrivateKey({ userId });
+    expect(await call('import-key', 'injectImportBundle', next.importBundle, org, userId)).toBe(true);
+    await f.locator('#plaintext').fill(ethKey);
+    const ethBundle = await call<string>('import-key', 'extractKeyEncryptedBundle', 'HEXADECIMAL');
+    const ethImported = await api.importPrivateKey({ userId, privateKeyName: 'frame-imported-eth', encryptedBundle: ethBundle, curve: 'CURVE_SECP256K1', addressFormats: ['ADDRESS_FORMAT_ETHEREUM'] });
+    expect(ethImported.addresses?.[0]?.address).toBe(privateKeyToAccount(ethKey).address);
     await call('import-key', 'clear');
   });
 });
