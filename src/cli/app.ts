@@ -23,6 +23,7 @@ import { WebhookDestinations } from '../delivery/webhook-http.js';
 import { WebhookSigningKey } from '../crypto/webhook-signature.js';
 import { WebhookDispatcher } from '../domain/governance/webhook-dispatcher.js';
 import { publicApiServer } from '../http/public-api.js';
+import { frameUrls, framesServer } from '../http/frames.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
 import { openFilesLimit, type TransportLimits } from '../http/transport.js';
@@ -43,8 +44,8 @@ export function makeLogger(level: string, sink: LogSink): Logger {
 /** Both servers' transport limits; a warning when their connection caps exceed the open-files limit. */
 function transportLimits(config: Config, logger: Logger): TransportLimits {
   const files = openFilesLimit();
-  // Two servers, each up to maxConnections, plus database connections and files.
-  const needed = 2 * config.maxConnections + 256;
+  // Three servers, each up to maxConnections, plus database connections and files.
+  const needed = 3 * config.maxConnections + 256;
   if (files !== undefined && files < needed) {
     logger.warn({ openFilesLimit: files, maxConnections: config.maxConnections }, `the open-files limit is below ${needed}: raise it (ulimit -n, LimitNOFILE) or lower SIGIL_MAX_CONNECTIONS`);
   }
@@ -176,7 +177,9 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       dispatcher.stats.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - dispatcher.stats.oldestPendingAt) / 1000),
     );
     metrics.addCounter('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
+    let frames: Record<string, string> | undefined;
     const api = await publicApiServer({
+      frameUrls: () => frames,
       metrics,
       pipeline,
       logger,
@@ -197,8 +200,23 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       services,
       trustedProxies: config.trustedProxies,
     });
+    const framesApp = await framesServer({
+      logger,
+      transport,
+      ready,
+      signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+      allowedOrigins: config.webauthnOrigins,
+      trustedProxies: config.trustedProxies,
+    });
     await api.listen({ host: config.host, port: config.port });
     await proxy.listen({ host: config.host, port: config.authProxyPort });
+    await framesApp.listen({ host: config.host, port: config.framesPort });
+    const framesBase = config.framesUrl ?? urlOf(framesApp, config.host);
+    // A frame sharing an origin with the app embedding it would hand that app its storage and DOM.
+    if (config.webauthnOrigins.includes(new URL(framesBase).origin)) {
+      throw new Error(`the frames' origin ${new URL(framesBase).origin} is also an allowed app origin (SIGIL_WEBAUTHN_ORIGINS): serve the frames from an origin of their own`);
+    }
+    frames = frameUrls(new URL(framesBase).origin);
     dispatcher.start();
     logger.info({ store: store.dialect, location: store.location }, 'sigil started');
     services.broadcasting?.start();
@@ -208,7 +226,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       authProxyUrl: urlOf(proxy, config.host),
       close: async (timeoutMs = config.shutdownTimeoutMs, onDrained) => {
         // Stop accepting, let in-flight requests finish, then release the database.
-        const drained = await drainServers([api, proxy], timeoutMs);
+        const drained = await drainServers([api, proxy, framesApp], timeoutMs);
         onDrained?.(drained);
         await services.broadcasting?.stop();
         // Attempts in flight finish (each has its deadline); what is left waits in the outbox.

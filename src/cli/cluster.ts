@@ -40,13 +40,13 @@ export function isWorker(): boolean {
 const PINNED_PORTS_ENV = 'SIGIL_CLUSTER_PORTS';
 
 /** In a worker: the ports its primary fixed. */
-export function pinnedPorts(env: NodeJS.ProcessEnv): { port: number; authProxyPort: number } | undefined {
-  const m = /^(\d+),(\d+)$/.exec(env[PINNED_PORTS_ENV] ?? '');
-  return m ? { port: Number(m[1]), authProxyPort: Number(m[2]) } : undefined;
+export function pinnedPorts(env: NodeJS.ProcessEnv): { port: number; authProxyPort: number; framesPort: number } | undefined {
+  const m = /^(\d+),(\d+),(\d+)$/.exec(env[PINNED_PORTS_ENV] ?? '');
+  return m ? { port: Number(m[1]), authProxyPort: Number(m[2]), framesPort: Number(m[3]) } : undefined;
 }
 
-/** In the primary: `port` and `authProxyPort`, a port 0 replaced by a free port of `host` (two distinct ones). */
-export async function fixPorts(host: string, port: number, authProxyPort: number): Promise<Record<string, string>> {
+/** In the primary: `port`, `authProxyPort` and `framesPort`, a port 0 replaced by a free port of `host` (distinct ones). */
+export async function fixPorts(host: string, port: number, authProxyPort: number, framesPort: number): Promise<Record<string, string>> {
   const probes: Server[] = [];
   const pick = async (wanted: number): Promise<number> => {
     if (wanted !== 0) return wanted;
@@ -56,7 +56,7 @@ export async function fixPorts(host: string, port: number, authProxyPort: number
     return (probe.address() as AddressInfo).port;
   };
   try {
-    const ports = [await pick(port), await pick(authProxyPort)];
+    const ports = [await pick(port), await pick(authProxyPort), await pick(framesPort)];
     return { [PINNED_PORTS_ENV]: ports.join(',') };
   } finally {
     await Promise.all(probes.map((p) => new Promise((r) => p.close(r))));

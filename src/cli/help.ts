@@ -20,10 +20,12 @@ prints the credentials once (--json: one JSON object). Refuses, changing nothing
 DATABASE_URL) already holds a deployment.`,
   },
   serve: {
-    usage: 'sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--host H] [--workers N|auto]',
-    summary: 'run the public API and the auth proxy',
-    details: `Serves the public API (default port 8080) and the auth proxy (8081) and prints
-"listening <publicApiUrl> <authProxyUrl>" when ready. Port 0 picks a free port.
+    usage: 'sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--frames-port N] [--host H] [--workers N|auto]',
+    summary: 'run the public API, the auth proxy and the embedded-wallet frames',
+    details: `Serves the public API (default port 8080), the auth proxy (8081) and the export, import,
+export-and-sign and auth frames (the auth proxy's port + 1, or a free port when that is 0; their URLs
+are listed in /.well-known/sigil.json) and prints "listening <publicApiUrl> <authProxyUrl>" when
+ready. Port 0 picks a free port.
 --workers N runs N processes on the same ports (node cluster; "auto" = one per core, default 1); a
 worker that dies is restarted, on the ports first announced. On SIGTERM or SIGINT Sigil stops
 accepting connections, lets in-flight requests finish, closes the database and exits 0; whatever

@@ -142,7 +142,7 @@ async function serveCluster(config: Config): Promise<void> {
   }
   logger.info({ workers: config.workers, store: store.dialect }, 'starting workers');
   runPrimary({
-    workerEnv: await fixPorts(config.host, config.port, config.authProxyPort),
+    workerEnv: await fixPorts(config.host, config.port, config.authProxyPort, config.framesPort),
     workers: config.workers,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     logger,
@@ -173,6 +173,7 @@ function parse(command: string | undefined, rest: string[]) {
         'data-dir': { type: 'string' },
         port: { type: 'string' },
         'auth-proxy-port': { type: 'string' },
+        'frames-port': { type: 'string' },
         host: { type: 'string' },
         'log-level': { type: 'string' },
         workers: { type: 'string' },

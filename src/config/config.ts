@@ -15,6 +15,19 @@ export interface Config {
   host: string;
   port: number;
   authProxyPort: number;
+  /**
+   * Port of Sigil's own frames (export, import, export-and-sign, auth; README "Embedded wallets"),
+   * a server of its own so that a frame never shares an origin with the app embedding it
+   * (--frames-port / SIGIL_FRAMES_PORT). Defaults to the port after the auth proxy's, and to a free
+   * port (0) when the auth proxy's is 0, so ephemeral deployments never collide on a fixed one.
+   */
+  framesPort: number;
+  /**
+   * Where browsers reach the frames (SIGIL_FRAMES_URL, an http(s) origin, e.g. behind a proxy
+   * `https://frames.example.com`); absent: http://<host>:<framesPort>. /.well-known/sigil.json lists
+   * the frame URLs under it.
+   */
+  framesUrl: string | undefined;
   /** Request bodies above this many bytes are refused before parsing. */
   bodyLimitBytes: number;
   /**
@@ -217,6 +230,13 @@ function trustedProxies(v: string | undefined): string[] {
   return items;
 }
 
+function framesPort(flags: Flags, env: NodeJS.ProcessEnv): number {
+  const proxy = int('--auth-proxy-port', str(flags['auth-proxy-port']) ?? env.SIGIL_AUTH_PROXY_PORT, DEFAULTS.authProxyPort);
+  const port = int('--frames-port', str(flags['frames-port']) ?? (env.SIGIL_FRAMES_PORT || undefined), proxy === 0 ? 0 : proxy + 1);
+  if (port > 65535) throw new Error(`--frames-port must be a TCP port, got "${port}"`);
+  return port;
+}
+
 function str(v: string | boolean | undefined): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
@@ -237,6 +257,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     host: str(flags.host) ?? env.SIGIL_HOST ?? DEFAULTS.host,
     port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),
     authProxyPort: int('--auth-proxy-port', str(flags['auth-proxy-port']) ?? env.SIGIL_AUTH_PROXY_PORT, DEFAULTS.authProxyPort),
+    framesPort: framesPort(flags, env),
+    framesUrl: httpUrl('SIGIL_FRAMES_URL', env.SIGIL_FRAMES_URL)?.replace(/\/+$/, ''),
     bodyLimitBytes: int('SIGIL_BODY_LIMIT_BYTES', env.SIGIL_BODY_LIMIT_BYTES, DEFAULTS.bodyLimitBytes),
     ...transportLimits(env),
     maxRequestAgeMs: DEFAULTS.maxRequestAgeMs,

@@ -38,6 +38,8 @@ export interface PublicApiOptions {
   trustedProxies?: string[];
   /** Counters served at GET /metrics; a fresh set when not given. */
   metrics?: Metrics;
+  /** The frame URLs (src/http/frames.ts) /.well-known/sigil.json lists under `frames`, once they listen. */
+  frameUrls?: () => Record<string, string> | undefined;
   /** The invitation accept routes (src/http/invitations.ts); absent, they are not served. */
   invitations?: Omit<InvitationRoutes, 'limits'>;
 }
@@ -111,7 +113,12 @@ export async function baseServer(opts: { logger: Logger; transport: TransportLim
 export async function publicApiServer(opts: PublicApiOptions) {
   const app = await baseServer(opts);
   const webhookVerificationKey = opts.webhookKey ? { keyId: opts.webhookKey.keyId, publicKey: opts.webhookKey.publicKeyHex, algorithm: 'ed25519' } : undefined;
-  app.get('/.well-known/sigil.json', async () => ({ signerPublicKey: opts.signerPublicKey, webhookVerificationKey, version: opts.version }));
+  app.get('/.well-known/sigil.json', async () => ({
+    signerPublicKey: opts.signerPublicKey,
+    webhookVerificationKey,
+    frames: opts.frameUrls?.(),
+    version: opts.version,
+  }));
   // Turnkey's webhook key discovery (docs.turnkey.com "Verify webhook signatures"): a JWKS of the
   // Ed25519 keys deliveries are signed with, matched by X-Turnkey-Signature-Key-Id.
   app.get('/public/v1/discovery/webhooks/jwks', async (_req, reply) =>

@@ -238,6 +238,13 @@ describe('transport', () => {
       signerPublicKey: sigil.root.signerPublicKey,
       // The key webhook deliveries are signed with (README "Webhooks").
       webhookVerificationKey: { keyId: expect.stringMatching(/^sigil-webhook-[0-9a-f]{16}$/), publicKey: expect.stringMatching(/^[0-9a-f]{64}$/), algorithm: 'ed25519' },
+      // The embedded-wallet frames (README "Embedded wallets"), on their own port.
+      frames: {
+        export: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/export$/),
+        import: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/import$/),
+        exportAndSign: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/export-and-sign$/),
+        auth: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/auth$/),
+      },
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
     });
     expect((await fetch(`${sigil.authProxyUrl}/healthz`)).status).toBe(200);

@@ -102,7 +102,7 @@ describe('fault 3: logging never blocks, shutdown always finishes', () => {
     // The reader takes one byte and exits, like `sigil serve 2>&1 | head -c 1`.
     const reader = spawn('head', ['-c', '1'], { stdio: ['pipe', 'ignore', 'ignore'] });
     killOnCleanup(reader);
-    const child = spawn(process.execPath, [SIGIL_BIN, 'serve', '--data-dir', d.dataDir, '--port', String(port), '--auth-proxy-port', String(authProxyPort)], {
+    const child = spawn(process.execPath, [SIGIL_BIN, 'serve', '--data-dir', d.dataDir, '--port', String(port), '--auth-proxy-port', String(authProxyPort), '--frames-port', '0'], {
       cwd: ROOT,
       env: { ...d.env, SIGIL_LOG_LEVEL: 'info', SIGIL_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS) },
       stdio: ['ignore', reader.stdin!, reader.stdin!],
