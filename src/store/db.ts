@@ -36,6 +36,7 @@ import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
 import * as m025 from './migrations/025_time_ordered_idempotency.js';
 import * as m030 from './migrations/030_lookup_indexes.js';
+import * as m031 from './migrations/031_small_rows.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '024_send_transactions': m024,
   '025_time_ordered_idempotency': m025,
   '030_lookup_indexes': m030,
+  '031_small_rows': m031,
 };
 
 class StaticMigrations implements MigrationProvider {
