@@ -302,10 +302,10 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
     ];
     figures.lookupP99ms = {};
     for (const l of lookups) {
-      const r = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 300, sigilPid: pid, repeat: true });
+      const r = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 1000, sigilPid: pid, pgClient: store.pgClient, repeat: true });
       if (r.errors) log(`${label} ${l.name}: ${r.errors} errors, first: ${r.firstError}`);
       figures.lookupP99ms[l.name] = r.p99ms;
-      rows.push({ scenario: `${l.name}, ${label}, ${n} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs });
+      rows.push({ scenario: `${l.name}, ${label}, ${n} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '' });
     }
     if (kind === 'postgres') figures.plans = await lookupPlans(store, root.organizationId, sample[0]);
 

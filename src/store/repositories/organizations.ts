@@ -173,7 +173,15 @@ export class OrganizationsRepo {
   }
 
   async setRootQuorum(id: string, threshold: number, userIds: string[], now: number): Promise<void> {
-    await this.db.updateTable('organizations').set({ root_quorum_threshold: threshold, updated_at: now }).where('id', '=', id).execute();
+    // A row that already says so is left alone: a new sub-organization is inserted with its quorum's
+    // threshold and time, and on PostgreSQL an update that changes nothing still leaves a dead row
+    // version per organization (issue 34, small rows).
+    await this.db
+      .updateTable('organizations')
+      .set({ root_quorum_threshold: threshold, updated_at: now })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('root_quorum_threshold', '<>', threshold), eb('updated_at', '<>', now)]))
+      .execute();
     await this.db.deleteFrom('root_quorum_members').where('organization_id', '=', id).execute();
     if (userIds.length > 0) {
       await this.db
