@@ -327,7 +327,7 @@ async function referenceRun({ durationMs, warmupMs }) {
   const ref = await startReference(dir, key.apiPublicKey);
   try {
     const orgId = randomUUID();
-    const count = Math.ceil(((durationMs + warmupMs) / 1000) * 12000);
+    const count = Math.ceil(((durationMs + warmupMs) / 1000) * 6000);
     const r = await runLoad({ url: ref.url, requests: prestamp(key, '/public/v1/submit/sign_raw_payload', count, (i) => signBody(orgId, '0x', i, 'feed')), concurrency: CONCURRENCY, durationMs, warmupMs, sigilPid: ref.child.pid });
     return r;
   } finally {
