@@ -39,7 +39,7 @@ export function prestamp(key, path, count, bodyOf) {
 }
 
 /** The bytes of `r` (from prestamp) as one HTTP/1.1 keep-alive request to `host`. */
-function requestBytes(r, host) {
+export function requestBytes(r, host) {
   const head = `POST ${r.path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nX-Stamp: ${r.stamp}\r\nContent-Length: ${r.body.length}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), r.body]);
 }
@@ -70,7 +70,7 @@ const HEADER_END = Buffer.from('\r\n\r\n');
  * Content-Length (every answer of Sigil's JSON API has one); anything else fails the request and
  * closes the connection rather than guess.
  */
-class Connection {
+export class Connection {
   constructor(port, host) {
     this.socket = net.connect(port, host);
     this.socket.setNoDelay(true);
@@ -123,7 +123,7 @@ class Connection {
   }
 }
 
-function percentile(sorted, p) {
+export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }

@@ -2,7 +2,6 @@
 // official clients, printing requests/s and p50/p99 latency per scenario and concurrency, plus the
 // raw-crypto ceiling of one signing request (stamp verify + sign, no HTTP, no database) measured in
 // the same run. Results are also written to bench/results/<date>.json; no test asserts them.
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,55 +12,14 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { serializeTransaction, parseEther } from 'viem';
 import pg from 'pg';
 import { prestampedRows } from './prestamped.mjs';
-import { dropPostgresSchema } from './loadgen.mjs';
 import { inprocessRun } from './inprocess.mjs';
+import { dropBenchSchema, postgresDeployment, serveOnly, startSigil, stop } from './deployments.mjs';
+import { scaleRun } from './scale.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'sigil.js');
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 
-/** `sigil init` then `sigil serve` in `dataDir`; resolves with the URL, root credentials and process. */
-async function startSigil(dataDir, env) {
-  const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
-  if (init.status !== 0) throw new Error(init.stderr);
-  return { root: JSON.parse(init.stdout), ...(await serveOnly(dataDir, env)) };
-}
-
-/** `sigil serve` on an initialized deployment; resolves with its URL once it listens. */
-function serveOnly(dataDir, env, extraArgs = []) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--auth-proxy-port', '0', ...extraArgs], {
-    env: { ...env, SIGIL_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /^listening (\S+) /m.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.on('exit', (c) => reject(new Error(`serve exited ${c}`)));
-  });
-}
-
-/** A fresh deployment in its own PostgreSQL schema (SIGIL_BENCH_DATABASE_URL, default the local test database). */
-function postgresDeployment(tag) {
-  const base = new URL(process.env.SIGIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-  base.searchParams.set('schema', `sigil_bench_${tag}_${Date.now()}`);
-  const dir = mkdtempSync(join(tmpdir(), 'sigil-bench-pg-'));
-  const pgEnv = { ...process.env, DATABASE_URL: base.toString() };
-  const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dir, '--json'], { env: pgEnv, encoding: 'utf8' });
-  if (init.status !== 0) throw new Error(init.stderr);
-  return { dir, env: pgEnv, root: JSON.parse(init.stdout), schema: base.searchParams.get('schema'), url: base };
-}
-
-async function dropBenchSchema(deployment) {
-  await dropPostgresSchema(deployment.url.toString());
-  rmSync(deployment.dir, { recursive: true, force: true });
-}
-
-const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : (child.once('exit', resolve), child.kill('SIGTERM'))));
 
 function signRequest(client, orgId, signWith, i) {
   return client.signRawPayload({
@@ -382,6 +340,14 @@ if (want('prestamped_pg')) results.push(...(await postgresPrestamped()));
 if (want('workers')) results.push(...(await workerScaling()));
 if (want('pipeline_workers')) results.push(...(await pipelineScaling()));
 if (want('rolling_restart')) results.push(...(await rollingRestart()));
+// The scale bench's short form (bench/scale.mjs; run it on its own for the full one): a few hundred
+// end users on each store, signups, cold and hot signatures, lookups, bytes per end user, and the
+// reference server's hot row in the same run.
+let scale;
+if (want('scale')) {
+  scale = await scaleRun({ n: Number(process.env.BENCH_SCALE_N ?? 300), durationMs: Math.min(DURATION_MS, 3000), warmupMs: 3000 });
+  results.push(...scale.rows);
+}
 
 // The same pure computation again: how much the machine's own speed moved during the run (on a
 // shared virtual machine it drifts; compare it with the first row before comparing other rows).
@@ -392,5 +358,6 @@ console.table(results);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 const file = join(ROOT, 'bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 console.log(`SQLite write-ahead log after the SQLite rows: ${sqliteLogMb} MB`);
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), durationMs: DURATION_MS, sqliteLogMb, results }, null, 2));
+if (scale) for (const f of scale.figures) console.log(`scale, ${f.store}: ${f.bytesPerEndUser} bytes per end user at rest; cold/hot ${f.coldOverHot}; hot/reference ${f.hotOverReference}; RSS ${Object.values(f.rssMb).join(', ')} MB`);
+writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), durationMs: DURATION_MS, sqliteLogMb, results, scale: scale?.figures }, null, 2));
 console.log(`written to ${file}`);

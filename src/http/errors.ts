@@ -22,11 +22,34 @@ function fromCryptoError(err: Error & { code?: string }): SigilError | undefined
   return undefined;
 }
 
+/**
+ * The database cannot be reached or cannot take writes for now: PostgreSQL restarting, failing over or
+ * shutting down (SQLSTATE class 08 connection exceptions; 57P01-57P03 shutdown, crash, not yet
+ * accepting connections; 25006 a read-only standby, what a connection left on a demoted primary
+ * meets), or the connection refused, reset or closed under the request. The request changed nothing
+ * (its transaction did not commit), so the caller is told to retry: 503, gRPC UNAVAILABLE, never an
+ * internal error. Matched by shape, like the crypto errors above, so this layer imports no driver.
+ */
+function fromDatabaseUnavailable(err: Error & { code?: string }): SigilError | undefined {
+  const code = typeof err.code === 'string' ? err.code : '';
+  const unavailable =
+    code.startsWith('08') ||
+    ['57P01', '57P02', '57P03', '25006', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code) ||
+    /^Connection terminated|^timeout expired|^Client has encountered a connection error/.test(err.message);
+  if (!unavailable) return undefined;
+  return new SigilError('INTERNAL', 'the database is unavailable for now: retry the request', { http: 503, grpc: 14 });
+}
+
 export function toSigilError(err: unknown, log: FastifyBaseLogger): SigilError {
   if (err instanceof SigilError) return err;
   if (err instanceof Error) {
     const mapped = fromCryptoError(err);
     if (mapped) return mapped;
+    const unavailable = fromDatabaseUnavailable(err);
+    if (unavailable) {
+      log.warn({ reason: err.message }, 'database unavailable');
+      return unavailable;
+    }
   }
   const fe = err as { code?: string; statusCode?: number; message?: string };
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

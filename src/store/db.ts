@@ -35,6 +35,8 @@ import * as m022 from './migrations/022_invitations_email_events.js';
 import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
 import * as m025 from './migrations/025_time_ordered_idempotency.js';
+import * as m030 from './migrations/030_lookup_indexes.js';
+import * as m031 from './migrations/031_small_rows.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -63,6 +65,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '023_webhooks': m023,
   '024_send_transactions': m024,
   '025_time_ordered_idempotency': m025,
+  '030_lookup_indexes': m030,
+  '031_small_rows': m031,
 };
 
 class StaticMigrations implements MigrationProvider {
@@ -190,6 +194,18 @@ function openSqlite(dataDir: string): OpenedDatabase {
 const HOT_CONNECTIONS = 3;
 const POOL_CONNECTIONS = 10 - HOT_CONNECTIONS;
 
+/**
+ * A pool whose idle connections may be closed by the server (PostgreSQL restarted or failed over, an
+ * administrator's pg_terminate_backend, an idle timeout): pg removes such a connection from the pool
+ * and emits 'error' on the pool, and an 'error' event nobody listens to ends the Node.js process. It
+ * is expected, so it is heard and dropped; the next checkout opens a new connection, and the requests
+ * that were using the database get its error (issue 34: a PostgreSQL restart ended `sigil serve`).
+ */
+function droppingBrokenConnections(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  return pool;
+}
+
 function openPostgres(url: string): OpenedDatabase {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
@@ -202,9 +218,12 @@ function openPostgres(url: string): OpenedDatabase {
     connectionString: parsed.toString(),
     // Names the process in pg_stat_activity, so an operator (and the bench) can tell whose backend is whose.
     application_name: `sigil ${process.pid}`,
+    // A database host that does not answer (a failover in progress, a network partition) fails the
+    // request after this long instead of holding it; pg waits forever by default.
+    connectionTimeoutMillis: 5_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   };
-  const pool = new pg.Pool({ ...connection, max: POOL_CONNECTIONS });
+  const pool = droppingBrokenConnections(new pg.Pool({ ...connection, max: POOL_CONNECTIONS }));
   const stats: DatabaseStats = { roundTrips: 0 };
   // Every statement a pooled connection sends is one round trip (bench and /metrics report them).
   pool.on('connect', (client) => {
@@ -217,7 +236,7 @@ function openPostgres(url: string): OpenedDatabase {
   parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
-    backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...connection, max: 2 }) }) }),
+    backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingBrokenConnections(new pg.Pool({ ...connection, max: 2 })) }) }),
     stats,
     raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',

@@ -78,11 +78,24 @@ function limitOf(quota: OrganizationQuota, organization: OrganizationRow, name: 
  * Must run inside the activity's transaction, before the rows are written; the organization's row
  * stays locked until commit so a concurrent create counts after this one's rows exist.
  */
-export async function reserve(repos: Repositories, organization: OrganizationRow, name: OrganizationQuotaName, adding: number): Promise<void> {
+export async function reserve(
+  repos: Repositories,
+  organization: OrganizationRow,
+  name: OrganizationQuotaName,
+  adding: number,
+  opts: {
+    /**
+     * The organization was created by this transaction (create_sub_organization): it holds nothing
+     * yet and no other transaction can see it, so there is no count to read or lock. Skipping the
+     * counter's row lock also spares it a row version written at 0 and again at 1 (issue 34, small rows).
+     */
+    newOrganization?: boolean;
+  } = {},
+): Promise<void> {
   if (adding <= 0) return;
   const quota = ORGANIZATION_QUOTAS[name];
   const limit = limitOf(quota, organization, name);
-  const has = await repos.quotas.lockCount(quota.table, organization.id);
+  const has = opts.newOrganization ? 0 : await repos.quotas.lockCount(quota.table, organization.id);
   if (has + adding > limit) {
     const holder = organization.parent_organization_id ? 'a sub-organization' : 'an organization';
     throw new SigilError(

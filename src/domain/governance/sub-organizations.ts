@@ -58,7 +58,7 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
   };
   await ctx.repos.organizations.insert(sub);
   // The new organization is empty; its root users still count against its limit of users.
-  await reserve(ctx.repos, sub, 'users', p.rootUsers.length);
+  await reserve(ctx.repos, sub, 'users', p.rootUsers.length, { newOrganization: true });
   const rootUserIds: string[] = [];
   const created: { id: string; user_email: string | null; user_phone_number: string | null }[] = [];
   for (const [i, u] of p.rootUsers.entries()) {
@@ -74,7 +74,7 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
     if (!isMnemonicWordCount(words)) throw invalid(`invalid mnemonic length ${words}: use 12, 15, 18, 21 or 24`);
     wallet = await storeWallet(
       { ...ctx, organization: sub },
-      { walletName: p.wallet.walletName, accounts: p.wallet.accounts, mnemonic: generateMnemonic(words), imported: false },
+      { walletName: p.wallet.walletName, accounts: p.wallet.accounts, mnemonic: generateMnemonic(words), imported: false, newOrganization: true },
     );
   }
   const privateKeys = p.privateKeys?.length ? (await createPrivateKeys({ ...ctx, organization: sub }, p.privateKeys)).privateKeys : undefined;

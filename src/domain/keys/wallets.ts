@@ -156,7 +156,8 @@ function mnemonicWordCount(n: number | undefined): MnemonicWordCount {
  */
 export async function prepareWallet(
   ctx: ActivityContext,
-  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
+  /** newOrganization: made in an organization this transaction created (see reserve). */
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean; newOrganization?: boolean },
 ): Promise<Prepared<{ walletId: string; addresses: string[] }>> {
   const orgId = ctx.organization.id;
   checkName(p.walletName, 'walletName');
@@ -182,7 +183,7 @@ export async function prepareWallet(
     result: { walletId, addresses: rows.map((r) => r.address) },
     // The unique constraints decide a name clash, so nothing is read before writing.
     writes: async (repos) => {
-      await reserve(repos, ctx.organization, 'wallets', 1);
+      await reserve(repos, ctx.organization, 'wallets', 1, { newOrganization: p.newOrganization });
       try {
         await repos.wallets.insertWithAccounts(wallet, rows);
       } catch (err) {
@@ -201,7 +202,7 @@ export async function prepareWallet(
 /** Stores a wallet for `mnemonic` with its accounts in the caller's transaction (import_wallet, approvals). */
 export async function storeWallet(
   ctx: ActivityContext,
-  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean; newOrganization?: boolean },
 ): Promise<{ walletId: string; addresses: string[] }> {
   const prepared = await prepareWallet(ctx, p);
   await prepared.writes(ctx.repos);

@@ -1,0 +1,379 @@
+// The scale bench (issue 34, "a million end users"): one sub-organization per end user, the shape an
+// embedded-wallet deployment has. For each store (embedded SQLite, PostgreSQL) it
+//  1. signs up N end users over HTTP with stamped requests (create_sub_organization V7: a root user
+//     with an email, a phone number and an API key, and a wallet with one Ethereum account) at
+//     concurrency 16, and reports signups/s by slices of 10% of N (flat is the target) and the
+//     server's CPU per signup;
+//  2. measures what one end user costs at rest: bytes per end user of every table and index (SQLite:
+//     dbstat, the database file's pages as a checkpoint leaves them; PostgreSQL: the relations' sizes),
+//     the difference between before and after the signups divided by N;
+//  3. signs (sign_raw_payload, pre-stamped keep-alive requests, bench/loadgen.mjs) for one hot
+//     organization and for random end users, each end user signing once, so each request comes from
+//     an organization no request has touched since its signup (the cold path), and reports the
+//     cold/hot ratio of server CPU per request (with PostgreSQL's own CPU on that store);
+//  4. answers each lookup (list_suborgs by email, phone number, public key, wallet address, name and
+//     user name; list_verified_suborgs by email; whoami of an end user) at concurrency 16 and
+//     reports its p99, and on PostgreSQL prints the plan of each list_suborgs filter;
+//  5. reports the serving process's RSS;
+// and, in the same run, the reference server (bench/reference-server.mjs: stamp verify, secp256k1 sign,
+// one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
+// are also given as a ratio to it.
+//
+// `node bench/scale.mjs [--n 3000] [--stores sqlite,postgres] [--duration-ms 5000] [--warmup-ms 10000]`
+// runs it in full and writes bench/results/scale-<date>.json; `npm run bench` runs a short form
+// (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL (default the local test database).
+import { spawn } from 'node:child_process';
+import { createECDH, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { Connection, cpuNs, postgresBackends, prestamp, processTree, requestBytes, runLoad, servingProcesses } from './loadgen.mjs';
+import { dropBenchSchema, postgresDeployment, serveOnly, startSigil, stop } from './deployments.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
+const CONCURRENCY = 16;
+
+/** A fresh P-256 API key, hex, as @turnkey/crypto's generateP256KeyPair gives it. */
+function apiKey() {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return { apiPublicKey: ecdh.getPublicKey('hex', 'compressed'), apiPrivateKey: ecdh.getPrivateKey('hex').padStart(64, '0') };
+}
+
+const activity = (type, organizationId, parameters, i) => JSON.stringify({ type, timestampMs: String(Date.now() + i), organizationId, parameters });
+
+const signBody = (organizationId, signWith, i, tag) =>
+  activity('ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', organizationId, { signWith, payload: (tag + i.toString(16)).padStart(64, '0').slice(-64), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' }, i);
+
+/**
+ * Sends `requests` (from prestamp) once each at CONCURRENCY and returns the answers in request order
+ * with the time each completed (ms since the start) and the serving processes' CPU over the whole.
+ */
+async function sendEach(url, requests, sigilPid, pgClient) {
+  const target = new URL(url);
+  const bytes = requests.map((r) => requestBytes(r, target.host));
+  const connections = Array.from({ length: CONCURRENCY }, () => new Connection(Number(target.port), target.hostname));
+  await Promise.all(connections.map((c) => c.ready));
+  const pids = processTree(sigilPid);
+  const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
+  const cpu = () => pids.reduce((a, p) => a + cpuNs(p), 0);
+  const pgCpu = () => backends.reduce((a, p) => a + cpuNs(p), 0);
+  const before = { server: cpu(), pg: pgCpu() };
+  const answers = new Array(bytes.length);
+  const doneAt = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    connections.map(async (c) => {
+      while (next < bytes.length) {
+        const k = next++;
+        answers[k] = JSON.parse((await c.send(bytes[k])).toString());
+        doneAt.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - t0;
+  for (const c of connections) c.close();
+  return { answers, doneAt, elapsedMs, serverCpuUs: (cpu() - before.server) / 1000 / bytes.length, postgresCpuUs: pgClient ? (pgCpu() - before.pg) / 1000 / bytes.length : undefined };
+}
+
+/** Signups per second in each tenth of the run, by completion order. */
+function slices(doneAt) {
+  const n = doneAt.length;
+  const out = [];
+  for (let s = 0; s < 10; s++) {
+    const from = Math.floor((s * n) / 10);
+    const to = Math.floor(((s + 1) * n) / 10);
+    const start = from === 0 ? 0 : doneAt[from - 1];
+    out.push(Math.round((to - from) / ((doneAt[to - 1] - start) / 1000)));
+  }
+  return out;
+}
+
+/** Bytes of every table and index of the deployment's store, by name. */
+async function storeBytes(store) {
+  if (store.kind === 'sqlite') {
+    const { default: BetterSqlite3 } = await import('../dist/store/sqlite-driver.js');
+    const db = new BetterSqlite3(join(store.dir, 'sigil.sqlite'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name').all();
+      return Object.fromEntries(rows.map((r) => [r.name, Number(r.bytes)]));
+    } finally {
+      db.close();
+    }
+  }
+  const { rows } = await store.pgClient.query(
+    `SELECT c.relname AS name, CASE WHEN c.relkind = 'i' THEN pg_relation_size(c.oid) ELSE pg_table_size(c.oid) END AS bytes
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'i')`,
+    [store.schema],
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, Number(r.bytes)]));
+}
+
+/** What each table and index grew by per end user, largest first, and the total. */
+function perEndUser(before, after, n) {
+  const rows = Object.keys(after)
+    .map((name) => ({ name, bytes: Math.round(((after[name] ?? 0) - (before[name] ?? 0)) / n) }))
+    .filter((r) => r.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  return { total: rows.reduce((a, r) => a + r.bytes, 0), rows };
+}
+
+function rssMb(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** The reference server (bench/reference-server.mjs) on its own data directory; resolves once it listens. */
+function startReference(dir, apiPublicKey) {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'reference-server.mjs'), dir, apiPublicKey], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /^listening (\S+) /m.exec(out);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.on('exit', (c) => reject(new Error(`reference server exited ${c}`)));
+  });
+}
+
+/** The plan of each list_suborgs filter on the deployment's PostgreSQL schema (src/store: childrenPlan). */
+async function lookupPlans(store, parentId, user) {
+  const { Store } = await import('../dist/store/index.js');
+  const s = await Store.open({ dataDir: store.dir, databaseUrl: store.databaseUrl });
+  try {
+    const out = {};
+    for (const [type, value] of Object.entries(user.filters)) out[type] = await s.repos.organizations.childrenPlan(parentId, { type, value });
+    return out;
+  } finally {
+    await s.close();
+  }
+}
+
+/** One store's run; returns its rows and figures. */
+async function storeRun(kind, { n, durationMs, warmupMs, log }) {
+  const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000' };
+  let deployment;
+  let sigil;
+  let store;
+  if (kind === 'sqlite') {
+    delete env.DATABASE_URL;
+    const dir = mkdtempSync(join(tmpdir(), 'sigil-scale-'));
+    sigil = await startSigil(dir, env);
+    store = { kind, dir };
+  } else {
+    deployment = postgresDeployment('scale');
+    const { url, child } = await serveOnly(deployment.dir, { ...deployment.env, SIGIL_QUOTAS: env.SIGIL_QUOTAS });
+    sigil = { url, child, root: deployment.root };
+    const admin = new URL(deployment.url);
+    admin.searchParams.delete('schema');
+    const pgClient = new pg.Client({ connectionString: admin.toString() });
+    await pgClient.connect();
+    store = { kind, dir: deployment.dir, schema: deployment.schema, databaseUrl: deployment.url.toString(), pgClient };
+  }
+  const { root, url, child } = sigil;
+  const pid = child.pid;
+  const label = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+  const rows = [];
+  const figures = { store: label, n };
+  try {
+    // The hot organization's account: the root organization's wallet.
+    const [wallet] = (await sendEach(url, prestamp(root, '/public/v1/submit/create_wallet', 1, (i) => activity('ACTIVITY_TYPE_CREATE_WALLET', root.organizationId, { walletName: 'hot', accounts: [ETH] }, i)), pid)).answers;
+    const hotAddress = wallet.activity.result.createWalletResult.addresses[0];
+
+    // 1. Signups.
+    const bytesBefore = await storeBytes(store);
+    const tag = Math.random().toString(16).slice(2, 8);
+    const users = Array.from({ length: n }, (_, i) => ({
+      key: apiKey(),
+      email: `u${i}.${tag}@example.com`,
+      phone: `+1555${String(i).padStart(7, '0')}`,
+      name: `end user ${tag} ${i}`,
+      userName: `user ${tag} ${i}`,
+    }));
+    const signups = prestamp(root, '/public/v1/submit/create_sub_organization', n, (i) =>
+      activity(
+        'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7',
+        root.organizationId,
+        {
+          subOrganizationName: users[i].name,
+          rootUsers: [{ userName: users[i].userName, userEmail: users[i].email, userPhoneNumber: users[i].phone, apiKeys: [{ apiKeyName: 'device', publicKey: users[i].key.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [] }],
+          rootQuorumThreshold: 1,
+          wallet: { walletName: 'default', accounts: [ETH] },
+        },
+        i,
+      ),
+    );
+    log(`${label}: signing up ${n} end users`);
+    const signed = await sendEach(url, signups, pid, store.pgClient);
+    signed.answers.forEach((a, i) => {
+      const r = a.activity.result.createSubOrganizationResultV7;
+      users[i].organizationId = r.subOrganizationId;
+      users[i].address = r.wallet.addresses[0];
+    });
+    const perSlice = slices(signed.doneAt);
+    figures.signupsPerSecondBySlice = perSlice;
+    figures.signupLastOverFirst = Number((perSlice[9] / perSlice[0]).toFixed(2));
+    rows.push({
+      scenario: `create_sub_organization V7 (root user, API key, wallet with 1 ETH account), ${label}, ${n} end users`,
+      concurrency: CONCURRENCY,
+      requests: n,
+      errors: 0,
+      perSecond: Math.round(n / (signed.elapsedMs / 1000)),
+      p50ms: NaN,
+      p99ms: NaN,
+      serverCpuUs: Math.round(signed.serverCpuUs),
+      postgresCpuUs: signed.postgresCpuUs === undefined ? '' : Math.round(signed.postgresCpuUs),
+      note: `signups/s by 10% slices: ${perSlice.join(' ')}`,
+    });
+
+    // 2. Bytes per end user at rest. On PostgreSQL a row updated after its insert leaves a dead
+    // version behind until vacuum: updates per end user by table say where they come from.
+    const bytes = perEndUser(bytesBefore, await storeBytes(store), n);
+    if (store.pgClient) {
+      await new Promise((r) => setTimeout(r, 600)); // the statistics collector's flush interval (500 ms)
+      const { rows: upd } = await store.pgClient.query('SELECT relname, n_tup_upd FROM pg_stat_user_tables WHERE schemaname = $1 AND n_tup_upd > 0 ORDER BY n_tup_upd DESC', [store.schema]);
+      figures.updatesPerEndUser = Object.fromEntries(upd.map((r) => [r.relname, Number((Number(r.n_tup_upd) / n).toFixed(2))]));
+    }
+    figures.bytesPerEndUser = bytes.total;
+    figures.bytesPerEndUserByObject = Object.fromEntries(bytes.rows.map((r) => [r.name, r.bytes]));
+    if (kind === 'sqlite') figures.sqliteLogMb = Number((statSync(join(store.dir, 'sigil.sqlite-wal')).size / 2 ** 20).toFixed(1));
+
+    // 3. Signing: one hot organization, then random end users (each once: cold).
+    const hotTag = Math.random().toString(16).slice(2, 10);
+    const hotCount = Math.ceil(((durationMs + warmupMs) / 1000) * 5000);
+    const hot = await runLoad({
+      url,
+      requests: prestamp(root, '/public/v1/submit/sign_raw_payload', hotCount, (i) => signBody(root.organizationId, hotAddress, i, hotTag)),
+      concurrency: CONCURRENCY,
+      durationMs,
+      warmupMs,
+      sigilPid: pid,
+      pgClient: store.pgClient,
+    });
+    const order = users.map((_, i) => i).sort(() => Math.random() - 0.5);
+    const coldRequests = order.map((i, k) => {
+      const u = users[i];
+      return prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () => signBody(u.organizationId, u.address, k, 'c01d'))[0];
+    });
+    const cold = await runLoad({ url, requests: coldRequests, concurrency: CONCURRENCY, durationMs, warmupMs: 0, sigilPid: pid, pgClient: store.pgClient });
+    const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
+    for (const [name, r] of [
+      ['one hot organization', hot],
+      [`a random end user of ${n}, each once (cold)`, cold],
+    ]) {
+      if (r.errors) log(`${label} sign, ${name}: ${r.errors} errors, first: ${r.firstError}`);
+      rows.push({
+        scenario: `sign_raw_payload, ${name}, ${label}${r.exhausted ? ' (every end user signed)' : ''}`,
+        concurrency: CONCURRENCY,
+        requests: r.requests,
+        errors: r.errors,
+        perSecond: r.perSecond,
+        p50ms: r.p50ms,
+        p99ms: r.p99ms,
+        serverCpuUs: r.serverCpuUs,
+        postgresCpuUs: r.postgresCpuUs ?? '',
+        roundTrips: r.roundTrips ?? '',
+      });
+    }
+    figures.hotCpuUs = cpuOf(hot);
+    figures.coldCpuUs = cpuOf(cold);
+    figures.coldOverHot = Number((cpuOf(cold) / cpuOf(hot)).toFixed(2));
+    rows.push({ scenario: `sign_raw_payload, ${label}: cold / hot server CPU per request${kind === 'postgres' ? ' (Node + PostgreSQL)' : ''}`, concurrency: CONCURRENCY, serverCpuUs: figures.coldOverHot });
+
+    // 4. Lookups.
+    const sample = order.slice(0, Math.min(200, n)).map((i) => users[i]);
+    for (const u of sample) u.filters = { EMAIL: u.email, PHONE_NUMBER: u.phone, PUBLIC_KEY: u.key.apiPublicKey, WALLET_ACCOUNT_ADDRESS: u.address, NAME: u.name, USERNAME: u.userName };
+    const lookups = [
+      ...Object.keys(sample[0].filters).map((type) => ({
+        name: `list_suborgs by ${type}`,
+        requests: prestamp(root, '/public/v1/query/list_suborgs', sample.length, (i) => JSON.stringify({ organizationId: root.organizationId, filterType: type, filterValue: sample[i].filters[type] })),
+      })),
+      {
+        name: 'list_verified_suborgs by EMAIL',
+        requests: prestamp(root, '/public/v1/query/list_verified_suborgs', sample.length, (i) => JSON.stringify({ organizationId: root.organizationId, filterType: 'EMAIL', filterValue: sample[i].email })),
+      },
+      { name: 'whoami of an end user', requests: sample.map((u) => prestamp(u.key, '/public/v1/query/whoami', 1, () => JSON.stringify({ organizationId: u.organizationId }))[0]) },
+    ];
+    figures.lookupP99ms = {};
+    for (const l of lookups) {
+      const r = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 1000, sigilPid: pid, pgClient: store.pgClient, repeat: true });
+      if (r.errors) log(`${label} ${l.name}: ${r.errors} errors, first: ${r.firstError}`);
+      figures.lookupP99ms[l.name] = r.p99ms;
+      rows.push({ scenario: `${l.name}, ${label}, ${n} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '' });
+    }
+    if (kind === 'postgres') figures.plans = await lookupPlans(store, root.organizationId, sample[0]);
+
+    // 5. Memory.
+    figures.rssMb = Object.fromEntries(servingProcesses(pid).map((p) => [p, rssMb(p)]));
+    return { rows, figures, hot, root };
+  } finally {
+    await stop(child);
+    if (store.pgClient) await store.pgClient.end();
+    if (deployment) await dropBenchSchema(deployment);
+    else rmSync(store.dir, { recursive: true, force: true });
+  }
+}
+
+/** The reference server under the hot load of the Sigil rows. */
+async function referenceRun({ durationMs, warmupMs }) {
+  const dir = mkdtempSync(join(tmpdir(), 'sigil-reference-'));
+  const key = apiKey();
+  const ref = await startReference(dir, key.apiPublicKey);
+  try {
+    const orgId = randomUUID();
+    const count = Math.ceil(((durationMs + warmupMs) / 1000) * 6000);
+    const r = await runLoad({ url: ref.url, requests: prestamp(key, '/public/v1/submit/sign_raw_payload', count, (i) => signBody(orgId, '0x', i, 'feed')), concurrency: CONCURRENCY, durationMs, warmupMs, sigilPid: ref.child.pid });
+    return r;
+  } finally {
+    await stop(ref.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The whole bench: `stores` in turn, then the reference server; returns the rows (for console.table
+ * and bench/run.mjs) and the figures of each store.
+ */
+export async function scaleRun({ n = 3000, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
+  const rows = [];
+  const figures = [];
+  const hots = {};
+  for (const kind of stores) {
+    const r = await storeRun(kind, { n, durationMs, warmupMs, log });
+    rows.push(...r.rows);
+    figures.push(r.figures);
+    hots[kind] = r.hot;
+  }
+  const ref = await referenceRun({ durationMs, warmupMs });
+  rows.push({ scenario: 'sign_raw_payload, reference server (stamp verify, secp256k1 sign, grouped durable SQLite write)', concurrency: CONCURRENCY, requests: ref.requests, errors: ref.errors, perSecond: ref.perSecond, p50ms: ref.p50ms, p99ms: ref.p99ms, serverCpuUs: ref.serverCpuUs });
+  for (const [kind, hot] of Object.entries(hots)) {
+    const ratio = Number(((hot.serverCpuUs + (hot.postgresCpuUs ?? 0)) / ref.serverCpuUs).toFixed(2));
+    figures.find((f) => f.store === (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL')).hotOverReference = ratio;
+    rows.push({ scenario: `sign_raw_payload, one hot organization, ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (Node + PostgreSQL)'} / reference server, server CPU per request`, concurrency: CONCURRENCY, serverCpuUs: ratio });
+  }
+  return { rows, figures, reference: { serverCpuUs: ref.serverCpuUs, perSecond: ref.perSecond } };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { n: { type: 'string', default: '3000' }, stores: { type: 'string', default: 'sqlite,postgres' }, 'duration-ms': { type: 'string', default: '5000' }, 'warmup-ms': { type: 'string', default: '10000' } } });
+  const started = new Date();
+  const out = await scaleRun({ n: Number(values.n), stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
+  console.log(`\nSigil scale bench: ${values.n} end users, concurrency ${CONCURRENCY}, load average at the start ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.table(out.rows);
+  for (const f of out.figures) {
+    const { plans, bytesPerEndUserByObject, ...rest } = f;
+    console.log(`\n${f.store}:`, JSON.stringify(rest, null, 1));
+    console.log(`${f.store} bytes per end user by table and index:`, bytesPerEndUserByObject);
+    for (const [type, plan] of Object.entries(plans ?? {})) console.log(`\nPostgreSQL plan, list_suborgs by ${type}:\n${plan}`);
+  }
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  const file = join(ROOT, 'bench', 'results', `scale-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ when: started.toISOString(), n: Number(values.n), ...out }, null, 2));
+  console.log(`written to ${file}`);
+}
