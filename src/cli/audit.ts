@@ -7,10 +7,10 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { verifyChain, verifyStreams, type AuditExportLine, type AuditKind, type CheckpointLine, type StreamEntryLine } from '../audit/chain.js';
 import { AUDIT_KEY_PURPOSE, crossCheck } from '../audit/record.js';
-import { loadMasterKey } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
 import { verifyP256Der } from '../crypto/p256.js';
 import { loadDeployment } from '../domain/governance/deployment.js';
+import { withAutomaticSeal } from './seal.js';
 import { Store } from '../store/index.js';
 
 const PAGE = 1000;
@@ -87,9 +87,7 @@ function sortLines(lines: unknown[]) {
 export async function auditVerify(config: Config, file: string | undefined): Promise<number> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-    const deployment = await loadDeployment(store.repos, masterKey);
-    masterKey.fill(0);
+    const deployment = await withAutomaticSeal(config, (seal) => loadDeployment(store.repos, seal));
     const key = deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE);
     const signerKey = deployment.signer.publicKeyUncompressed;
     let lines: unknown[];

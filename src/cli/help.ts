@@ -70,6 +70,18 @@ before replacing anything. Refuses while a process has DIR's database open. Refu
 already holds a database unless --force, which keeps the replaced one as sigil.sqlite.before-restore-<time>.
 For a new DIR, copy the master.key of the deployment the backup came from into it first.`,
   },
+  operator: {
+    usage: 'sigil operator unseal [--url URL] [--reset]\n       sigil operator seal\n       sigil operator seal-status [--url URL] [--json]',
+    summary: 'unseal a process, seal the whole deployment in an emergency, or show the seal status',
+    details: `The seals are chosen by SIGIL_SEAL (README "Custody"). With the shamir seal a process starts
+sealed: "sigil operator unseal" reads one share from standard input and gives it to the process's
+operator server (--url, default http://SIGIL_OPERATOR_HOST:SIGIL_OPERATOR_PORT, loopback:8082);
+once the threshold of shares is given the process unseals. --reset forgets the shares given so far.
+"sigil operator seal" seals every process of the deployment within SIGIL_SEAL_WATCH_MS (1000 ms):
+each answers 503 "sealed" and overwrites its data key. With a static or pkcs11 seal, "sigil operator
+unseal" lifts that seal after checking the configured seal opens the deployment, and the processes
+unseal by themselves.`,
+  },
   audit: {
     usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --data-dir DIR [--file FILE]',
     summary: 'export the audit log, or verify it (live, or an export) with the deployment keys',
