@@ -71,7 +71,8 @@ already holds a database unless --force, which keeps the replaced one as sigil.s
 For a new DIR, copy the master.key of the deployment the backup came from into it first.`,
   },
   operator: {
-    usage: 'sigil operator unseal [--url URL] [--reset]\n       sigil operator seal\n       sigil operator seal-status [--url URL] [--json]',
+    usage:
+      'sigil operator unseal [--url URL] [--reset]\n       sigil operator seal\n       sigil operator seal-status [--url URL] [--json]\n       sigil operator migrate-seal [--shares N --threshold M] [--keep-old]\n       sigil operator rekey [--shares N --threshold M]',
     summary: 'unseal a process, seal the whole deployment in an emergency, or show the seal status',
     details: `The seals are chosen by SIGIL_SEAL (README "Custody"). With the shamir seal a process starts
 sealed: "sigil operator unseal" reads one share from standard input and gives it to the process's
@@ -80,7 +81,11 @@ once the threshold of shares is given the process unseals. --reset forgets the s
 "sigil operator seal" seals every process of the deployment within SIGIL_SEAL_WATCH_MS (1000 ms):
 each answers 503 "sealed" and overwrites its data key. With a static or pkcs11 seal, "sigil operator
 unseal" lifts that seal after checking the configured seal opens the deployment, and the processes
-unseal by themselves.`,
+unseal by themselves.
+"migrate-seal" opens the data key with the deployment's current seal (its master key, its HSM through
+SIGIL_PKCS11_*, or its shares on standard input, one a line) and wraps it with the seal SIGIL_SEAL now
+names, in one update: nothing else is re-encrypted and running processes serve on; the old seal stops
+opening the deployment. "rekey" issues new shamir shares (--shares, --threshold) the same way.`,
   },
   audit: {
     usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --data-dir DIR [--file FILE]',

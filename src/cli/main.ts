@@ -303,6 +303,10 @@ export async function main(argv: string[]): Promise<void> {
       throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${commandHelp('audit')}`);
     }
     case 'operator':
+      if (positionals[0] === 'migrate-seal' || positionals[0] === 'rekey') {
+        await (await import('./migrate-seal.js')).migrateSeal(config, { rekey: positionals[0] === 'rekey', shares: values.shares, threshold: values.threshold, keepOld: values['keep-old'] === true, print });
+        return;
+      }
       await (await import('./operator-seal.js')).operatorCommand(config, positionals[0], { url: values.url, reset: values.reset === true, json: values.json === true, print });
       return;
     case 'version':

@@ -20,6 +20,8 @@ export interface Config {
    * process starts sealed and opens when `sigil operator unseal` has given it enough shares).
    */
   seal: SealSettings;
+  /** The HSM settings whenever SIGIL_PKCS11_MODULE is set, so a migration can open a pkcs11 seal it leaves. */
+  pkcs11: Pkcs11Config | undefined;
   /**
    * The operator server (POST /v1/sys/unseal, GET /v1/sys/seal-status, POST /v1/sys/seal): on
    * SIGIL_OPERATOR_HOST (loopback by default) and SIGIL_OPERATOR_PORT / --operator-port (8082 by
@@ -174,25 +176,39 @@ export interface Config {
 
 export type Flags = Record<string, string | boolean | undefined>;
 
-export type SealSettings =
-  | { type: 'static' }
-  | { type: 'shamir' }
-  | { type: 'pkcs11'; pkcs11: { module: string; tokenLabel?: string; slot?: string; pin?: string; pinFile?: string; keyLabel: string } };
+/** An HSM's PKCS#11 settings (README "Custody"). */
+export interface Pkcs11Config {
+  module: string;
+  tokenLabel?: string;
+  slot?: string;
+  pin?: string;
+  pinFile?: string;
+  keyLabel: string;
+}
+
+export type SealSettings = { type: 'static' } | { type: 'shamir' } | { type: 'pkcs11'; pkcs11: Pkcs11Config };
 
 function sealSettings(env: NodeJS.ProcessEnv): SealSettings {
   const type = env.SIGIL_SEAL || 'static';
   if (type === 'static' || type === 'shamir') return { type };
   if (type !== 'pkcs11') throw new Error(`SIGIL_SEAL must be static, pkcs11 or shamir, got "${type}"`);
+  const pkcs11 = pkcs11Settings(env);
+  if (!pkcs11) throw new Error('SIGIL_SEAL=pkcs11 needs SIGIL_PKCS11_MODULE, the path of the HSM\'s PKCS#11 module');
+  return { type, pkcs11 };
+}
+
+/** The HSM settings when SIGIL_PKCS11_MODULE is set: the pkcs11 seal's, or the seal a migration leaves. */
+function pkcs11Settings(env: NodeJS.ProcessEnv): Pkcs11Config | undefined {
   const module = env.SIGIL_PKCS11_MODULE;
-  if (!module) throw new Error('SIGIL_SEAL=pkcs11 needs SIGIL_PKCS11_MODULE, the path of the HSM\'s PKCS#11 module');
+  if (!module) return undefined;
   const tokenLabel = env.SIGIL_PKCS11_TOKEN_LABEL || undefined;
   const slot = env.SIGIL_PKCS11_SLOT || undefined;
-  if ((tokenLabel === undefined) === (slot === undefined)) throw new Error('SIGIL_SEAL=pkcs11 needs the token: set one of SIGIL_PKCS11_TOKEN_LABEL or SIGIL_PKCS11_SLOT');
+  if ((tokenLabel === undefined) === (slot === undefined)) throw new Error('the pkcs11 seal needs the token: set one of SIGIL_PKCS11_TOKEN_LABEL or SIGIL_PKCS11_SLOT');
   if (slot !== undefined && !/^\d+$/.test(slot)) throw new Error(`SIGIL_PKCS11_SLOT must be a slot id (a number), got "${slot}"`);
   const pin = env.SIGIL_PKCS11_PIN || undefined;
   const pinFile = env.SIGIL_PKCS11_PIN_FILE || undefined;
-  if ((pin === undefined) === (pinFile === undefined)) throw new Error('SIGIL_SEAL=pkcs11 needs the token PIN: set one of SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE');
-  return { type, pkcs11: { module, tokenLabel, slot, pin, pinFile: pinFile && resolve(pinFile), keyLabel: env.SIGIL_PKCS11_KEY_LABEL || 'sigil-seal' } };
+  if ((pin === undefined) === (pinFile === undefined)) throw new Error('the pkcs11 seal needs the token PIN: set one of SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE');
+  return { module, tokenLabel, slot, pin, pinFile: pinFile && resolve(pinFile), keyLabel: env.SIGIL_PKCS11_KEY_LABEL || 'sigil-seal' };
 }
 
 /**
@@ -273,6 +289,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     databaseUrl: str(flags['database-url']) ?? (env.DATABASE_URL || undefined),
     masterKey: env.SIGIL_MASTER_KEY || undefined,
     seal: sealSettings(env),
+    pkcs11: pkcs11Settings(env),
     operatorHost: env.SIGIL_OPERATOR_HOST || '127.0.0.1',
     operatorPort: operatorPort(str(flags['operator-port']) ?? (env.SIGIL_OPERATOR_PORT || undefined), env.SIGIL_SEAL === 'shamir'),
     sealWatchMs: bounded('SIGIL_SEAL_WATCH_MS', env.SIGIL_SEAL_WATCH_MS, 1_000, 50, 60_000),

@@ -4,13 +4,16 @@
 // flight (each answered with a good signature or refused cleanly), unseal again, restart; and the
 // refusals that must stop a start: wrong PIN, missing module, wrong shares, a tampered wrapped key.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recoverAddress, serializeSignature, type Hex } from 'viem';
 import BetterSqlite3 from '../../src/store/sqlite-driver.js';
+import { pkcs11Seal } from '../../src/barrier/pkcs11.js';
+import { staticSeal } from '../../src/barrier/seals.js';
+import { ShareCollector as ShamirCollector } from '../../src/barrier/shamir.js';
 import { sdkServerClient } from '../helpers/clients.js';
 import { dropSchema, freshDeploymentEnv, runSigil, serve, terminate, type RootCredentials, type SigilInstance } from '../helpers/sigil.js';
 
@@ -248,6 +251,20 @@ describe.each(['static', 'pkcs11', 'shamir'] as const)('the %s seal', (seal) => 
     }
     await signAndCheck(s, address, `0x${'33'.repeat(32)}`);
     await s.stop();
+    if (seal !== 'shamir') {
+      // The seal and unseal are in the audit log, which still verifies.
+      const verified = runSigil(['audit', 'verify', '--data-dir', d.dataDir], d.env);
+      expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+      const exported = runSigil(['audit', 'export', '--data-dir', d.dataDir], d.env).stdout;
+      const sealEntries = exported
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.kind === 'seal')
+        .map((l) => JSON.parse(l.entry));
+      expect(sealEntries.map((e) => e.operation)).toEqual(expect.arrayContaining(['sealed', 'unsealed']));
+      expect(sealEntries.find((e) => e.operation === 'sealed').by).toMatch(/@/);
+    }
 
     // A tampered wrapped data key: no start (static, pkcs11), no unseal (shamir).
     await tamperWrappedKey(d);
@@ -264,7 +281,121 @@ describe.each(['static', 'pkcs11', 'shamir'] as const)('the %s seal', (seal) => 
       expect(r.status).not.toBe(0);
       expect(r.stderr).toMatch(seal === 'static' ? /master key does not open this deployment/ : /does not open this deployment's data key/);
     }
-  });
+  }, 300_000);
+});
+
+/** The stored wrapped data key, read from the raw row. */
+async function storedWrappedKey(d: Deployment): Promise<string> {
+  if (!d.databaseUrl) {
+    const db = new BetterSqlite3(join(d.dataDir, 'sigil.sqlite'), { readonly: true });
+    try {
+      return (db.prepare("select value from meta where key = 'barrier.wrapped_data_key'").get() as { value: string }).value;
+    } finally {
+      db.close();
+    }
+  }
+  const u = new URL(d.databaseUrl);
+  const schema = u.searchParams.get('schema')!;
+  u.searchParams.delete('schema');
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    return (await c.query(`select value from "${schema}".meta where key = 'barrier.wrapped_data_key'`)).rows[0].value;
+  } finally {
+    await c.end();
+  }
+}
+
+function migrate(d: Deployment, env: NodeJS.ProcessEnv, args: string[], input = '') {
+  const r = spawnSync(process.execPath, ['bin/sigil.js', 'operator', ...args, '--data-dir', d.dataDir], { env, input, encoding: 'utf8', timeout: 60_000 });
+  expect(r.status, r.stdout + r.stderr).toBe(0);
+  return { stdout: r.stdout, shares: [...r.stdout.matchAll(/share \d+ +([0-9a-f]{66})/g)].map((m) => m[1]) };
+}
+
+async function sharesOpen(shares: string[], wrapped: string): Promise<boolean> {
+  try {
+    const c = new ShamirCollector(2);
+    for (const sh of shares) if ((await c.submit(sh, wrapped)).dataKey) return true;
+    return false;
+  } catch {
+    return false;
+  }
+}
+
+describe('seal migration and rekey', () => {
+  it('static → pkcs11 → shamir → rekey → pkcs11 → static, with a process serving throughout; each old seal stops opening the deployment', async () => {
+    const d = deploy('static');
+    const hsm = softhsmToken();
+    // This test process talks to the same token to check the old seal no longer opens.
+    process.env.SOFTHSM2_CONF = hsm.SOFTHSM2_CONF;
+    const oldMaster = readFileSync(join(d.dataDir, 'master.key'), 'utf8');
+    const s = await start(d);
+    const w = await sdkServerClient(s).createWallet({ walletName: 'migrated', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
+    const address = w.addresses[0];
+    await signAndCheck(s, address, `0x${'44'.repeat(32)}`);
+
+    // static → pkcs11: the master key no longer opens the stored data key, and its file is gone.
+    const toHsm = { ...d.env, ...hsm, SIGIL_SEAL: 'pkcs11' };
+    migrate(d, toHsm, ['migrate-seal']);
+    expect(existsSync(join(d.dataDir, 'master.key'))).toBe(false);
+    const afterHsm = await storedWrappedKey(d);
+    expect(afterHsm.startsWith('pkcs11:v1:')).toBe(true);
+    expect(() => staticSeal(Buffer.from(oldMaster.trim(), 'hex')).unwrap(afterHsm)).toThrow(/does not open/);
+    await signAndCheck(s, address, `0x${'45'.repeat(32)}`);
+
+    // pkcs11 → shamir (2 of 3): the HSM's wrapped key is gone.
+    const toShamir = { ...d.env, ...hsm, SIGIL_SEAL: 'shamir' };
+    const { shares } = migrate(d, toShamir, ['migrate-seal', '--shares', '3', '--threshold', '2']);
+    expect(shares).toHaveLength(3);
+    const afterShamir = await storedWrappedKey(d);
+    expect(await sharesOpen(shares.slice(1), afterShamir)).toBe(true);
+    expect(() => pkcs11Seal({ module: SOFTHSM, tokenLabel: 'sigil', pinFile: hsm.SIGIL_PKCS11_PIN_FILE, keyLabel: 'sigil-seal' }).unwrap(afterShamir)).toThrow();
+    await signAndCheck(s, address, `0x${'46'.repeat(32)}`);
+
+    // rekey: new shares open it, the old ones no longer do.
+    const rekeyed = migrate(d, toShamir, ['rekey'], `${shares[0]}\n${shares[2]}\n`).shares;
+    const afterRekey = await storedWrappedKey(d);
+    expect(await sharesOpen(rekeyed.slice(0, 2), afterRekey)).toBe(true);
+    expect(await sharesOpen(shares.slice(0, 2), afterRekey)).toBe(false);
+
+    // shamir → pkcs11 (the token's key exists already and is used again): the shares no longer open it.
+    migrate(d, toHsm, ['migrate-seal'], `${rekeyed[1]}\n${rekeyed[2]}\n`);
+    const backOnHsm = await storedWrappedKey(d);
+    expect(await sharesOpen(rekeyed.slice(0, 2), backOnHsm)).toBe(false);
+    await signAndCheck(s, address, `0x${'47'.repeat(32)}`);
+    await s.stop();
+
+    // A restart on the HSM opens by itself; a start with the seal it left is refused.
+    expect(failedStart(d, { ...toShamir }).stderr).toMatch(/sealed by the pkcs11 seal, but SIGIL_SEAL is shamir/);
+    const onHsm = await start({ ...d, env: toHsm });
+    await signAndCheck(onHsm, address, `0x${'48'.repeat(32)}`);
+    await onHsm.stop();
+
+    // pkcs11 → static: a new master key file, and the HSM no longer opens it.
+    migrate(d, { ...toHsm, SIGIL_SEAL: 'static' }, ['migrate-seal']);
+    const newMaster = readFileSync(join(d.dataDir, 'master.key'), 'utf8');
+    expect(newMaster).not.toBe(oldMaster);
+    const afterStatic = await storedWrappedKey(d);
+    expect(() => pkcs11Seal({ module: SOFTHSM, tokenLabel: 'sigil', pinFile: hsm.SIGIL_PKCS11_PIN_FILE, keyLabel: 'sigil-seal' }).unwrap(afterStatic)).toThrow();
+    const onStatic = await start(d);
+    await signAndCheck(onStatic, address, `0x${'49'.repeat(32)}`);
+    await onStatic.stop();
+  }, 300_000);
+});
+
+describe.runIf(Boolean(process.env.SIGIL_TEST_DATABASE_URL))('two processes on one PostgreSQL', () => {
+  it('an emergency seal reaches both; lifting it unseals both', async () => {
+    const d = deploy('static');
+    const [a, b] = [await start(d), await start(d)];
+    for (const p of [a, b]) expect((await readyz(p)).status).toBe(200);
+    expect(runSigil(['operator', 'seal', '--data-dir', d.dataDir], d.env).status).toBe(0);
+    for (const p of [a, b]) await until('both processes are sealed', async () => (await readyz(p)).status === 503);
+    for (const p of [a, b]) await expectSealedRefusal(p);
+    expect(runSigil(['operator', 'unseal', '--data-dir', d.dataDir], d.env).status).toBe(0);
+    for (const p of [a, b]) await until('both processes are unsealed', async () => (await readyz(p)).status === 200);
+    await a.stop();
+    await b.stop();
+  }, 180_000);
 });
 
 describe('refusals at start', () => {

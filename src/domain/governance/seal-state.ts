@@ -2,7 +2,9 @@
 // SIGIL_SEAL_WATCH_MS, so `sigil operator seal` reaches all processes of a PostgreSQL deployment
 // within about that time. Each seal or lift bumps a generation, so a process tells a new seal from
 // one it has already obeyed (and an operator's unseal of it) without a row per process.
+import type { SealRecord } from '../../barrier/seals.js';
 import type { Repositories, Store } from '../../store/index.js';
+import { META } from './deployment.js';
 
 const KEY = 'barrier.emergency_seal';
 
@@ -31,4 +33,20 @@ export async function setEmergencySeal(store: Store, sealed: boolean, by: string
     });
     if (done) return done;
   }
+}
+
+/**
+ * Seal migration and rekey: the same data key, wrapped by another seal, in one compare-and-set of the
+ * wrapped key with the seal record, so two migrations racing cannot leave a key nobody holds. Nothing
+ * sealed with the data key changes, and running processes, which hold it unwrapped, serve on.
+ */
+export async function replaceSeal(store: Store, expectedWrapped: string, wrapped: string, record: SealRecord): Promise<void> {
+  const swapped = await store.transaction(async (repos) => {
+    if (!(await repos.meta.replace(META.wrappedDataKey, expectedWrapped, wrapped))) return false;
+    const current = await repos.meta.get(META.seal);
+    if (current === undefined) await repos.meta.insert(META.seal, JSON.stringify(record));
+    else await repos.meta.replace(META.seal, current, JSON.stringify(record));
+    return true;
+  });
+  if (!swapped) throw new Error('the stored data key changed during the migration (another migration or rotation at the same time?); nothing was changed, run it again');
 }
