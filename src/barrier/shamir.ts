@@ -4,6 +4,7 @@
 // then combines them, tries the result on the wrapped data key and forgets them either way.
 import { randomBytes } from 'node:crypto';
 import { combine, split } from 'shamir-secret-sharing';
+import { open as hpkeOpen, seal as hpkeSeal } from '../crypto/hpke.js';
 import { SealError, shamirKeySeal, type OpenSeal } from './seals.js';
 
 /** One share as operators see it: the 33 bytes of a share of a 32-byte key, in hex. */
@@ -78,5 +79,38 @@ export class ShareCollector {
       kek?.fill(0);
       this.reset();
     }
+  }
+}
+
+// A share may be handed out encrypted to its operator's P-256 public key (a `sigil keys generate`
+// key), with HPKE (RFC 9180, the suite of src/crypto/hpke.ts), so the printed output alone reveals
+// no share; `sigil operator unseal --key-file` decrypts it on the operator's side.
+const ENCRYPTED_SHARE = 'sigil-share-hpke:v1:';
+
+/** The shares as printed: in clear, or each encrypted to the operator key of the same position. */
+export function presentShares(shares: string[], operatorKeys: string[] | undefined): string[] {
+  if (!operatorKeys) return shares;
+  if (operatorKeys.length !== shares.length) throw new SealError(`--operator-keys names ${operatorKeys.length} keys for ${shares.length} shares: give one public key per share`);
+  return shares.map((share, i) => {
+    let sealed: { encappedPublic: Uint8Array; ciphertext: Uint8Array };
+    try {
+      sealed = hpkeSeal(operatorKeys[i], Buffer.from(share, 'hex'));
+    } catch {
+      throw new SealError(`--operator-keys: key ${i + 1} is not a P-256 public key in hex`);
+    }
+    return `${ENCRYPTED_SHARE}${Buffer.from(sealed.encappedPublic).toString('hex')}:${Buffer.from(sealed.ciphertext).toString('hex')}`;
+  });
+}
+
+/** A share as its operator holds it, decrypted with their private key when it was encrypted. */
+export function shareFromOperator(text: string, privateKeyHex: string | undefined): string {
+  const t = text.trim();
+  if (!t.startsWith(ENCRYPTED_SHARE)) return t;
+  if (!privateKeyHex) throw new SealError('this share is encrypted to an operator key: pass --key-file with that key');
+  const [enc, ct] = t.slice(ENCRYPTED_SHARE.length).split(':');
+  try {
+    return Buffer.from(hpkeOpen(privateKeyHex, enc, ct)).toString('hex');
+  } catch {
+    throw new SealError('this key does not decrypt the share (another operator\'s share, or another key)');
   }
 }

@@ -24,6 +24,7 @@ import { WebhookDispatcher } from '../domain/governance/webhook-dispatcher.js';
 import { publicApiServer } from '../http/public-api.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
+import { fileSink } from '../audit/sinks.js';
 import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -84,13 +85,18 @@ function testVelocityClock(config: Config, logger: Logger): (() => number) | und
  * Builds and starts the serving app for an unsealed deployment on `ports` (0: ephemeral). `sealed`
  * turns every request away with 503 while the process seals (src/cli/custody.ts).
  */
-export async function openServing({ config, logger, sink, store, deployment, ports, sealed }: ServingOptions): Promise<Serving> {
+export async function openServing({ config, logger, sink, store, deployment, ports, sealed, auditSink }: ServingOptions): Promise<Serving> {
   // Audit entries are sealed into this process's stream; its signed heads are also logged, a copy
   // of each checkpoint outside the database.
   store.attachAudit(
-    auditSealer(deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE), deployment.signer, (c) =>
-      logger.info({ audit: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, time: c.created_at } }, 'audit checkpoint'),
-    ),
+    auditSealer(deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE), deployment.signer, (c) => {
+      logger.info({ audit: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, time: c.created_at } }, 'audit checkpoint');
+      try {
+        auditSink?.write(c);
+      } catch (err) {
+        logger.error({ err }, 'the audit sink refused a checkpoint');
+      }
+    }),
   );
   configureQuotas(config.quotas);
   // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
@@ -232,8 +238,9 @@ export async function openServing({ config, logger, sink, store, deployment, por
 
 export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const auditSink = config.auditSinkFile ? fileSink(config.auditSinkFile) : undefined;
   try {
-    const custody = new ProcessCustody({ config, logger, sink, store, open: openServing });
+    const custody = new ProcessCustody({ config, logger, sink, store, open: openServing, auditSink });
     await custody.start();
     return {
       get pipeline() {
@@ -244,12 +251,15 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       operatorUrl: custody.operatorUrl,
       close: async (timeoutMs = config.shutdownTimeoutMs, onDrained) => {
         const drained = await custody.close(timeoutMs, onDrained);
+        // The store's last checkpoint still reaches the sink.
         await store.close();
+        auditSink?.close();
         return drained;
       },
     };
   } catch (err) {
     await store.close();
+    auditSink?.close();
     throw err;
   }
 }

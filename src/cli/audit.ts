@@ -84,7 +84,7 @@ function sortLines(lines: unknown[]) {
  * cross-checked — with the deployment's keys (the data directory's or SIGIL_MASTER_KEY). Prints one
  * verdict line, then each problem; returns the exit code (0 intact, 1 not).
  */
-export async function auditVerify(config: Config, file: string | undefined): Promise<number> {
+export async function auditVerify(config: Config, file: string | undefined, sinkFile?: string): Promise<number> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     const deployment = await withAutomaticSeal(config, (seal) => loadDeployment(store.repos, seal));
@@ -108,6 +108,24 @@ export async function auditVerify(config: Config, file: string | undefined): Pro
     } else {
       lines = [];
       for await (const l of exportLines(store)) lines.push(l);
+    }
+    // Checkpoints copied to an audit sink (src/audit/sinks.ts) are checked like the database's: one the
+    // streams end before shows entries cut together with the database's own checkpoints.
+    if (sinkFile) {
+      const sinkLines = readFileSync(sinkFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l, i) => {
+          try {
+            return JSON.parse(l) as unknown;
+          } catch {
+            problems.push(`${sinkFile} line ${i + 1}: not valid JSON`);
+            return null;
+          }
+        })
+        .filter((l): l is { checkpoint: unknown } => l !== null && typeof l === 'object' && 'checkpoint' in l);
+      const seen = new Set(lines.map((l) => JSON.stringify((l as { checkpoint?: unknown }).checkpoint ?? null)));
+      lines.push(...sinkLines.filter((l) => !seen.has(JSON.stringify(l.checkpoint))));
     }
     const { streams, checkpoints, legacy } = sortLines(lines);
     const report = verifyStreams(key, streams, checkpoints, (message, signature) => {

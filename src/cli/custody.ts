@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { performance } from 'node:perf_hooks';
 import { appendAudit, sealEntry } from '../audit/record.js';
+import type { AuditSink } from '../audit/sinks.js';
 import { SealError, type SealRecord } from '../barrier/seals.js';
 import { ShareCollector } from '../barrier/shamir.js';
 import type { Config } from '../config/config.js';
@@ -43,6 +44,8 @@ export interface ServingOptions {
   ports: { port: number; authProxyPort: number };
   /** True while the process seals: the servers turn new requests away with 503. */
   sealed: () => boolean;
+  /** Where checkpoints are copied outside the database (src/audit/sinks.ts), if configured. */
+  auditSink?: AuditSink;
 }
 
 type OpenServing = (opts: ServingOptions) => Promise<Serving>;
@@ -85,7 +88,10 @@ export class ProcessCustody implements OperatorControls {
   authProxyUrl = '';
   operatorUrl: string | undefined;
 
-  constructor(opts: { config: Config; logger: Logger; sink: LogSink | undefined; store: Store; open: OpenServing }) {
+  private readonly auditSink: AuditSink | undefined;
+
+  constructor(opts: { config: Config; logger: Logger; sink: LogSink | undefined; store: Store; open: OpenServing; auditSink?: AuditSink }) {
+    this.auditSink = opts.auditSink;
     this.config = opts.config;
     this.logger = opts.logger;
     this.sink = opts.sink;
@@ -229,7 +235,7 @@ export class ProcessCustody implements OperatorControls {
       dataKey.fill(0);
     }
     this.deployment = deployment;
-    const serving = await this.openServing({ config: this.config, logger: this.logger, sink: this.sink, store: this.store, deployment, ports: this.ports, sealed: () => this.sealing });
+    const serving = await this.openServing({ config: this.config, logger: this.logger, sink: this.sink, store: this.store, deployment, ports: this.ports, sealed: () => this.sealing, auditSink: this.auditSink });
     if (this.shell) {
       // Connections are refused for the moment between the two listens; a client retries.
       await drainServers(this.shell, 1000);

@@ -32,7 +32,7 @@ async function init(config: Config, json: boolean, flags: Record<string, unknown
     masterKeyModule(),
     deploymentModule(),
   ]);
-  const [{ staticSeal }, { ensurePkcs11Key, pkcs11Seal }, { newShamirSeal }] = await sealModules();
+  const [{ staticSeal }, { ensurePkcs11Key, pkcs11Seal }, { newShamirSeal, presentShares }] = await sealModules();
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (await isInitialized(store.repos)) {
@@ -60,7 +60,7 @@ async function init(config: Config, json: boolean, flags: Record<string, unknown
     } else {
       const { shares, threshold } = shamirCounts(flags);
       const made = await newShamirSeal(shares, threshold);
-      unsealShares = made.shares;
+      unsealShares = presentShares(made.shares, operatorKeys(flags));
       custody = { seal: made.seal, record: { type: 'shamir', shares, threshold } };
     }
     let result: InitResult;
@@ -69,7 +69,7 @@ async function init(config: Config, json: boolean, flags: Record<string, unknown
     } finally {
       custody.seal.close();
     }
-    if (json) process.stdout.write(JSON.stringify({ ...result, seal: custody.record.type, ...(unsealShares ? { unsealShares } : {}) }) + '\n');
+    if (json) process.stdout.write(JSON.stringify({ ...result, ...(custody.record.type !== 'static' ? { seal: custody.record.type } : {}), ...(unsealShares ? { unsealShares } : {}) }) + '\n');
     else printCredentials(result, config.seal.type === 'static' ? (createdKeyFile ? masterKeyPath(config.dataDir) : undefined) : config.seal.type, unsealShares);
     return result;
   } finally {
@@ -82,6 +82,12 @@ function shamirCounts(flags: Record<string, unknown>): { shares: number; thresho
   const shares = Number(flags.shares ?? 5);
   const threshold = Number(flags.threshold ?? 3);
   return { shares, threshold };
+}
+
+/** --operator-keys: comma-separated P-256 public keys (hex), one per share, to encrypt the shares to. */
+export function operatorKeys(flags: Record<string, unknown>): string[] | undefined {
+  const v = flags['operator-keys'];
+  return typeof v === 'string' && v !== '' ? v.split(',').map((k) => k.trim()) : undefined;
 }
 
 function printCredentials(r: InitResult, createdKeyFile: string | undefined, unsealShares?: string[]) {
@@ -226,6 +232,9 @@ function parse(command: string | undefined, rest: string[]) {
         shares: { type: 'string' },
         url: { type: 'string' },
         reset: { type: 'boolean' },
+        'operator-keys': { type: 'string' },
+        checkpoints: { type: 'string' },
+        'key-file': { type: 'string' },
         threshold: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -297,17 +306,17 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       if (sub === 'verify') {
-        process.exitCode = await auditVerify(config, values.file);
+        process.exitCode = await auditVerify(config, values.file, values.checkpoints);
         return;
       }
       throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${commandHelp('audit')}`);
     }
     case 'operator':
       if (positionals[0] === 'migrate-seal' || positionals[0] === 'rekey') {
-        await (await import('./migrate-seal.js')).migrateSeal(config, { rekey: positionals[0] === 'rekey', shares: values.shares, threshold: values.threshold, keepOld: values['keep-old'] === true, print });
+        await (await import('./migrate-seal.js')).migrateSeal(config, { rekey: positionals[0] === 'rekey', shares: values.shares, threshold: values.threshold, operatorKeys: operatorKeys(values), keepOld: values['keep-old'] === true, print });
         return;
       }
-      await (await import('./operator-seal.js')).operatorCommand(config, positionals[0], { url: values.url, reset: values.reset === true, json: values.json === true, print });
+      await (await import('./operator-seal.js')).operatorCommand(config, positionals[0], { keyFile: values['key-file'], url: values.url, reset: values.reset === true, json: values.json === true, print });
       return;
     case 'version':
       process.stdout.write(`${VERSION}\n`);

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { discardNextMasterKeyFile, installNextMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey, writeNextMasterKeyFile } from '../barrier/master-key.js';
 import { ensurePkcs11Key, pkcs11Seal } from '../barrier/pkcs11.js';
 import { SealError, staticSeal, type OpenSeal, type SealRecord } from '../barrier/seals.js';
-import { newShamirSeal, ShareCollector } from '../barrier/shamir.js';
+import { newShamirSeal, presentShares, shareFromOperator, ShareCollector } from '../barrier/shamir.js';
 import type { Config } from '../config/config.js';
 import { readCustody } from '../domain/governance/deployment.js';
 import { replaceSeal } from '../domain/governance/seal-state.js';
@@ -19,6 +19,8 @@ export interface MigrateOptions {
   shares?: string;
   threshold?: string;
   keepOld: boolean;
+  /** Public keys to encrypt the new shares to, one per share (--operator-keys). */
+  operatorKeys?: string[];
   print: (text: string) => void;
   /** The current shares of a shamir seal, one a line (standard input). */
   readShares?: () => string;
@@ -98,7 +100,7 @@ export async function migrateSeal(config: Config, opts: MigrateOptions): Promise
       newRecord = { type: 'shamir', shares, threshold };
       // Printed before the switch: once the database depends on the shares, they must already be out.
       opts.print(
-        [`New unseal shares (${threshold} of ${shares}), shown once and stored nowhere: give one to each operator.`, ...made.shares.map((s, i) => `  share ${i + 1}  ${s}`), ''].join('\n'),
+        [`New unseal shares (${threshold} of ${shares}), shown once and stored nowhere: give one to each operator.`, ...presentShares(made.shares, opts.operatorKeys).map((s, i) => `  share ${i + 1}  ${s}`), ''].join('\n'),
       );
       onFailure = () => opts.print('The migration failed and nothing was changed: discard the shares printed above.\n');
     }

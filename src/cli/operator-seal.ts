@@ -9,6 +9,7 @@ import { hostname, userInfo } from 'node:os';
 import type { Config } from '../config/config.js';
 import { unwrapWith } from '../domain/governance/deployment.js';
 import { setEmergencySeal } from '../domain/governance/seal-state.js';
+import { shareFromOperator } from '../barrier/shamir.js';
 import { Store } from '../store/index.js';
 import { withAutomaticSeal } from './seal.js';
 
@@ -38,7 +39,7 @@ const operatorName = () => `${userInfo().username}@${hostname()}`;
 export async function operatorCommand(
   config: Config,
   sub: string | undefined,
-  opts: { url?: string; reset?: boolean; json?: boolean; print: (t: string) => void },
+  opts: { url?: string; reset?: boolean; json?: boolean; keyFile?: string; print: (t: string) => void },
 ): Promise<void> {
   const out = (s: Record<string, unknown>) => opts.print(opts.json ? `${JSON.stringify(s)}\n` : describe(s));
   switch (sub) {
@@ -48,8 +49,11 @@ export async function operatorCommand(
       if (config.seal.type !== 'shamir') return liftEmergencySeal(config, opts.print);
       const url = operatorUrl(config, opts.url);
       if (opts.reset) return out(await call(url, '/v1/sys/unseal', { reset: true }));
-      const share = readFileSync(0, 'utf8').trim();
-      if (share === '') throw new Error('give the share on standard input (it is never read from the command line)');
+      const given = readFileSync(0, 'utf8').trim();
+      if (given === '') throw new Error('give the share on standard input (it is never read from the command line)');
+      // An encrypted share is opened here, on the operator's side, with their key file.
+      const privateKey = opts.keyFile ? (JSON.parse(readFileSync(opts.keyFile, 'utf8')) as { privateKey?: string }).privateKey : undefined;
+      const share = shareFromOperator(given, privateKey);
       return out(await call(url, '/v1/sys/unseal', { key: share }));
     }
     case 'seal': {

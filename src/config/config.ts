@@ -29,6 +29,11 @@ export interface Config {
    */
   operatorHost: string;
   operatorPort: number | undefined;
+  /**
+   * An append-only file every signed audit checkpoint is also written to (SIGIL_AUDIT_SINK_FILE), outside
+   * the database: `sigil audit verify --checkpoints FILE` detects a stream cut with its checkpoints.
+   */
+  auditSinkFile: string | undefined;
   /** How often a process reads the deployment's seal row, to follow an emergency seal (SIGIL_SEAL_WATCH_MS). */
   sealWatchMs: number;
   host: string;
@@ -292,6 +297,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     pkcs11: pkcs11Settings(env),
     operatorHost: env.SIGIL_OPERATOR_HOST || '127.0.0.1',
     operatorPort: operatorPort(str(flags['operator-port']) ?? (env.SIGIL_OPERATOR_PORT || undefined), env.SIGIL_SEAL === 'shamir'),
+    auditSinkFile: env.SIGIL_AUDIT_SINK_FILE ? resolve(env.SIGIL_AUDIT_SINK_FILE) : undefined,
     sealWatchMs: bounded('SIGIL_SEAL_WATCH_MS', env.SIGIL_SEAL_WATCH_MS, 1_000, 50, 60_000),
     host: str(flags.host) ?? env.SIGIL_HOST ?? DEFAULTS.host,
     port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),
