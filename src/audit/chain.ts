@@ -29,7 +29,8 @@ export function entryHash(prevHash: string, entry: string): string {
 }
 
 /** `invitation`: an invitation accepted by its invitee, who had no credential to stamp an activity with. */
-export type AuditKind = 'activity' | 'vote' | 'refused' | 'invitation';
+/** `seal`: this process sealed or unsealed (README "Custody"), with who asked and through which seal. */
+export type AuditKind = 'activity' | 'vote' | 'refused' | 'invitation' | 'seal';
 
 /** One exported audit entry: a line of `sigil audit export`. */
 export interface AuditExportLine {

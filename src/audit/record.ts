@@ -135,6 +135,14 @@ export function invitationAcceptedEntry(a: { organizationId: string; invitationI
   };
 }
 
+/**
+ * A process sealing (an emergency seal, written before its key is overwritten) or unsealing (written
+ * with the key it just opened), so the log shows each process's keyless interval and who caused it.
+ */
+export function sealEntry(e: { event: 'sealed' | 'unsealed'; seal: string; by: string | undefined; generation: number; time: number }): AuditEntryContent {
+  return { kind: 'seal', organizationId: null, activityId: null, operation: e.event, seal: e.seal, by: e.by, generation: e.generation, time: e.time };
+}
+
 export function refusedEntry(r: {
   organizationId?: string;
   requestKind: string;

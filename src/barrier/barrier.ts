@@ -36,8 +36,44 @@ function open(key: Buffer, sealed: string, aad: Buffer): Buffer {
   return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
 }
 
+/** Wraps a data key under a key-encryption key (a seal's root key), bound to the seal by `aad`. */
+export function wrapDataKey(kek: Buffer, dataKey: Buffer, aad: Buffer = DATA_KEY_AAD): string {
+  return seal(kek, dataKey, aad);
+}
+
+/** Opens a wrapped data key; throws when `kek` (or `aad`) is not the one it was wrapped under. */
+export function unwrapDataKey(kek: Buffer, wrapped: string, aad: Buffer = DATA_KEY_AAD): Buffer {
+  return open(kek, wrapped, aad);
+}
+
 export class Barrier {
+  private sealed = false;
   private constructor(private readonly dataKey: Buffer) {}
+
+  /** A fresh random data key, for a new deployment whatever its seal. */
+  static newDataKey(): Buffer {
+    return randomBytes(32);
+  }
+
+  /** A barrier over a data key a seal has unwrapped; the barrier keeps its own copy. */
+  static fromDataKey(dataKey: Buffer): Barrier {
+    if (dataKey.length !== 32) throw new Error('barrier: a data key is 32 bytes');
+    return new Barrier(Buffer.from(dataKey));
+  }
+
+  /**
+   * Seals the barrier: the data key is overwritten in memory and every later use throws, so a
+   * reference kept somewhere cannot open anything (emergency seal, README "Custody").
+   */
+  zero(): void {
+    this.dataKey.fill(0);
+    this.sealed = true;
+  }
+
+  private key(): Buffer {
+    if (this.sealed) throw new Error('barrier: sealed');
+    return this.dataKey;
+  }
 
   /** A new deployment: a fresh data key and its wrapped form to store. */
   static create(masterKey: Buffer): { barrier: Barrier; wrappedDataKey: string } {
@@ -79,14 +115,14 @@ export class Barrier {
    * stable across master-key rotations, unknown to anyone holding only the database.
    */
   deriveKey(purpose: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.dataKey, Buffer.alloc(0), `sigil:${purpose}`, 32));
+    return Buffer.from(hkdfSync('sha256', this.key(), Buffer.alloc(0), `sigil:${purpose}`, 32));
   }
 
   seal(plaintext: Uint8Array, loc: SealedLocation): string {
-    return seal(this.dataKey, plaintext, aadOf(loc));
+    return seal(this.key(), plaintext, aadOf(loc));
   }
 
   open(sealed: string, loc: SealedLocation): Buffer {
-    return open(this.dataKey, sealed, aadOf(loc));
+    return open(this.key(), sealed, aadOf(loc));
   }
 }

@@ -5,12 +5,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { decodedViewOf } from '../domain/keys/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
-import { loadMasterKey } from '../barrier/master-key.js';
 import { evmRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/context.js';
-import { loadDeployment } from '../domain/governance/deployment.js';
+import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
 import { userRecords } from '../domain/identity/users.js';
 import { AppProofKey } from '../crypto/app-proofs.js';
 import { OidcTokenVerifier } from '../auth/oidc.js';
@@ -26,6 +25,7 @@ import { publicApiServer } from '../http/public-api.js';
 import { frameUrls, framesServer } from '../http/frames.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
+import { fileSink } from '../audit/sinks.js';
 import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -56,6 +56,8 @@ function transportLimits(config: Config, logger: Logger): TransportLimits {
 export interface RunningApp {
   publicUrl: string;
   authProxyUrl: string;
+  /** The operator server (seal status, unseal), when it runs. */
+  operatorUrl: string | undefined;
   /** The request path itself, for driving it without HTTP (bench/inprocess.mjs). */
   pipeline: Pipeline;
   /**
@@ -65,12 +67,6 @@ export interface RunningApp {
   close(timeoutMs?: number, onDrained?: (drained: { forced: boolean }) => void): Promise<{ forced: boolean }>;
 }
 
-function urlOf(app: { server: { address(): unknown } }, host: string): string {
-  const addr = app.server.address() as { port: number } | string | null;
-  if (!addr || typeof addr === 'string') throw new Error('server has no TCP address');
-  const h = host.includes(':') ? `[${host}]` : host;
-  return `http://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}`;
-}
 
 /**
  * TESTS ONLY (Config.testVelocityClockFile): velocity windows read the real clock plus the offset
@@ -86,157 +82,206 @@ function testVelocityClock(config: Config, logger: Logger): (() => number) | und
   };
 }
 
+/**
+ * Builds and starts the serving app for an unsealed deployment on `ports` (0: ephemeral). `sealed`
+ * turns every request away with 503 while the process seals (src/cli/custody.ts).
+ */
+export async function openServing({ config, logger, sink, store, deployment, ports, sealed, auditSink }: ServingOptions): Promise<Serving> {
+  // Audit entries are sealed into this process's stream; its signed heads are also logged, a copy
+  // of each checkpoint outside the database.
+  store.attachAudit(
+    auditSealer(deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE), deployment.signer, (c) => {
+      logger.info({ audit: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, time: c.created_at } }, 'audit checkpoint');
+      try {
+        auditSink?.write(c);
+      } catch (err) {
+        logger.error({ err }, 'the audit sink refused a checkpoint');
+      }
+    }),
+  );
+  configureQuotas(config.quotas);
+  // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
+  // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
+  const webhookKey = new WebhookSigningKey(deployment.barrier.deriveKey('webhook-signing-key'));
+  const webhookDestinations = new WebhookDestinations(config.webhooks.allowedHosts);
+  const dispatcher = new WebhookDispatcher({
+    repos: store.background,
+    key: webhookKey,
+    destinations: webhookDestinations,
+    settings: config.webhooks,
+    log: (fields, message) => logger.warn(fields, message),
+  });
+  const registry = new Registry();
+  registry.compileSchemas();
+  // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
+  const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
+    const rendered = await Promise.all(
+      ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
+    );
+    return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
+  }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes));
+  const services: Services = {
+    barrier: deployment.barrier,
+    signer: deployment.signer,
+    activities: {
+      get: (org, id, viewer) => records.get(org, id, { userId: viewer.caller.user.id, request: viewer }),
+      list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.caller.user.id, request: viewer }),
+    },
+    settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl, invitationTtlMs: config.invitationTtlMs },
+    appProofKey: new AppProofKey(),
+    oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
+    delivery: makeDelivery(config, logger, emailEventRecorder(store.repos)),
+    // EVM broadcasting; its tracker polls the chains' nodes for the transactions still in flight,
+    // resuming after a restart from what the database holds.
+    broadcasting: new Broadcasting({
+      repos: store.repos,
+      background: store.background,
+      transaction: (fn) => store.transaction(fn),
+      rpcUrls: config.evmRpcUrls,
+      rpcSetting: evmRpcSetting,
+      assets: config.evmAssets,
+      pollIntervalMs: config.evmPollIntervalMs,
+      newId,
+      wakeWebhooks: () => dispatcher.wake(),
+      log: logger,
+    }),
+    webhooks: {
+      checkDestination: async (url) => void (await webhookDestinations.check(url)),
+      wake: () => dispatcher.wake(),
+    },
+  };
+  await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
+  const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
+  const ready = async () => {
+    if (sealed()) throw new Error('sealed');
+    await store.ping();
+  };
+  const transport = transportLimits(config, logger);
+  const metrics = new Metrics();
+  metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
+  // Units per group (the second over the first): how many finished requests share each commit, and
+  // so each sync of the log (SQLite) or round trip (PostgreSQL).
+  metrics.addCounter('sigil_commit_groups_total', 'Grouped commits of finished requests this process made.', () => store.commitGroups.groups);
+  metrics.addCounter('sigil_commit_group_units_total', 'Finished requests recorded by those grouped commits.', () => store.commitGroups.units);
+  // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
+  // more than a few milliseconds); resets when read, so each scrape covers the interval since the last.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  metrics.addGauge('sigil_event_loop_delay_max_seconds', 'Longest event-loop stall since the previous scrape.', () => {
+    const max = loopDelay.max / 1e9;
+    loopDelay.reset();
+    return Number.isFinite(max) ? max : 0;
+  });
+  metrics.addCounter('sigil_webhook_deliveries_total', 'Webhook events this process delivered (the endpoint answered 2xx).', () => dispatcher.stats.delivered);
+  metrics.addCounter('sigil_webhook_delivery_failures_total', 'Webhook delivery attempts of this process that failed (each is retried until the attempts run out).', () => dispatcher.stats.failedAttempts);
+  metrics.addCounter('sigil_webhook_deliveries_abandoned_total', 'Webhook events this process gave up on (refused by the endpoint, or out of attempts).', () => dispatcher.stats.abandoned);
+  metrics.addGauge('sigil_webhook_outbox_pending', 'Webhook events waiting in the outbox (all processes).', () => dispatcher.stats.pending);
+  metrics.addGauge('sigil_webhook_outbox_oldest_age_seconds', 'Age of the oldest webhook event waiting in the outbox (0 when none waits).', () =>
+    dispatcher.stats.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - dispatcher.stats.oldestPendingAt) / 1000),
+  );
+  metrics.addCounter('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
+  let frames: Record<string, string> | undefined;
+  const api = await publicApiServer({
+    frameUrls: () => frames,
+    metrics,
+    pipeline,
+    logger,
+    transport,
+    signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+    webhookKey,
+    version: VERSION,
+    ready,
+    trustedProxies: config.trustedProxies,
+    sealed,
+    invitations: { store, services },
+  });
+  const proxy = await authProxyServer({
+    logger,
+    transport,
+    ready,
+    pipeline,
+    repos: store.repos,
+    services,
+    trustedProxies: config.trustedProxies,
+    sealed,
+  });
+  const framesApp = await framesServer({
+    logger,
+    transport,
+    ready,
+    signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+    allowedOrigins: config.webauthnOrigins,
+    trustedProxies: config.trustedProxies,
+  });
+  // Everything above is built before the ports are taken, so an unseal hands the ports from the
+  // sealed servers to these in the time two listens take.
+  const listening = { publicUrl: '', authProxyUrl: '', framesUrl: '' };
+  return {
+    pipeline,
+    get publicUrl() {
+      return listening.publicUrl;
+    },
+    get authProxyUrl() {
+      return listening.authProxyUrl;
+    },
+    get framesUrl() {
+      return listening.framesUrl;
+    },
+    listen: async () => {
+      await api.listen({ host: config.host, port: ports.port });
+      await proxy.listen({ host: config.host, port: ports.authProxyPort });
+      await framesApp.listen({ host: config.host, port: ports.framesPort });
+      listening.publicUrl = urlOf(api, config.host);
+      listening.authProxyUrl = urlOf(proxy, config.host);
+      listening.framesUrl = urlOf(framesApp, config.host);
+      const framesBase = config.framesUrl ?? listening.framesUrl;
+      // A frame sharing an origin with the app embedding it would hand that app its storage and DOM.
+      if (config.webauthnOrigins.includes(new URL(framesBase).origin)) {
+        throw new Error(`the frames' origin ${new URL(framesBase).origin} is also an allowed app origin (SIGIL_WEBAUTHN_ORIGINS): serve the frames from an origin of their own`);
+      }
+      frames = frameUrls(new URL(framesBase).origin);
+      dispatcher.start();
+      logger.info({ store: store.dialect, location: store.location }, 'sigil started');
+      services.broadcasting?.start();
+    },
+    close: async (timeoutMs, onDrained) => {
+      // Stop accepting, let in-flight requests finish; the database stays open.
+      const drained = await drainServers([api, proxy, framesApp], timeoutMs);
+      onDrained?.(drained);
+      await services.broadcasting?.stop();
+      // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
+      await dispatcher.stop();
+      // The stream's last entries get their checkpoint while the key that signs it is still here.
+      await store.checkpoint().catch(() => undefined);
+      return drained;
+    },
+  };
+}
+
 export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const auditSink = config.auditSinkFile ? fileSink(config.auditSinkFile) : undefined;
   try {
-    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-    const deployment = await loadDeployment(store.repos, masterKey);
-    masterKey.fill(0);
-    // Audit entries are sealed into this process's stream; its signed heads are also logged, a copy
-    // of each checkpoint outside the database.
-    store.attachAudit(
-      auditSealer(deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE), deployment.signer, (c) =>
-        logger.info({ audit: { stream: c.stream, seq: c.seq, mac: c.mac, signature: c.signature, time: c.created_at } }, 'audit checkpoint'),
-      ),
-    );
-    configureQuotas(config.quotas);
-    // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
-    // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
-    const webhookKey = new WebhookSigningKey(deployment.barrier.deriveKey('webhook-signing-key'));
-    const webhookDestinations = new WebhookDestinations(config.webhooks.allowedHosts);
-    const dispatcher = new WebhookDispatcher({
-      repos: store.background,
-      key: webhookKey,
-      destinations: webhookDestinations,
-      settings: config.webhooks,
-      log: (fields, message) => logger.warn(fields, message),
-    });
-    const registry = new Registry();
-    registry.compileSchemas();
-    // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
-    const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
-      const rendered = await Promise.all(
-        ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
-      );
-      return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
-    }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes));
-    const services: Services = {
-      barrier: deployment.barrier,
-      signer: deployment.signer,
-      activities: {
-        get: (org, id, viewer) => records.get(org, id, { userId: viewer.caller.user.id, request: viewer }),
-        list: (org, opts, viewer) => records.list(org, opts, { userId: viewer.caller.user.id, request: viewer }),
-      },
-      settings: { importBundleTtlMs: config.importBundleTtlMs, webauthn: { rpId: config.webauthnRpId, origins: config.webauthnOrigins }, oauth2Endpoints: config.oauth2Endpoints, oidcSelfIssuer: config.oidcSelfIssuer, dashboardUrl: config.dashboardUrl, invitationTtlMs: config.invitationTtlMs },
-      appProofKey: new AppProofKey(),
-      oidc: new OidcTokenVerifier({ issuers: config.oidcIssuers, selfIssuer: config.oidcSelfIssuer, signerPublicKey: deployment.signer.publicKeyUncompressed }),
-      delivery: makeDelivery(config, logger, emailEventRecorder(store.repos)),
-      // EVM broadcasting; its tracker polls the chains' nodes for the transactions still in flight,
-      // resuming after a restart from what the database holds.
-      broadcasting: new Broadcasting({
-        repos: store.repos,
-        background: store.background,
-        transaction: (fn) => store.transaction(fn),
-        rpcUrls: config.evmRpcUrls,
-        rpcSetting: evmRpcSetting,
-        assets: config.evmAssets,
-        pollIntervalMs: config.evmPollIntervalMs,
-        newId,
-        wakeWebhooks: () => dispatcher.wake(),
-        log: logger,
-      }),
-      webhooks: {
-        checkDestination: async (url) => void (await webhookDestinations.check(url)),
-        wake: () => dispatcher.wake(),
-      },
-    };
-    await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
-    const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
-    const ready = () => store.ping();
-    const transport = transportLimits(config, logger);
-    const metrics = new Metrics();
-    metrics.addCounter('sigil_database_round_trips_total', 'Statements sent to PostgreSQL, each a round trip (0 on the embedded SQLite store).', () => store.stats.roundTrips);
-    // Units per group (the second over the first): how many finished requests share each commit, and
-    // so each sync of the log (SQLite) or round trip (PostgreSQL).
-    metrics.addCounter('sigil_commit_groups_total', 'Grouped commits of finished requests this process made.', () => store.commitGroups.groups);
-    metrics.addCounter('sigil_commit_group_units_total', 'Finished requests recorded by those grouped commits.', () => store.commitGroups.units);
-    // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
-    // more than a few milliseconds); resets when read, so each scrape covers the interval since the last.
-    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-    loopDelay.enable();
-    metrics.addGauge('sigil_event_loop_delay_max_seconds', 'Longest event-loop stall since the previous scrape.', () => {
-      const max = loopDelay.max / 1e9;
-      loopDelay.reset();
-      return Number.isFinite(max) ? max : 0;
-    });
-    metrics.addCounter('sigil_webhook_deliveries_total', 'Webhook events this process delivered (the endpoint answered 2xx).', () => dispatcher.stats.delivered);
-    metrics.addCounter('sigil_webhook_delivery_failures_total', 'Webhook delivery attempts of this process that failed (each is retried until the attempts run out).', () => dispatcher.stats.failedAttempts);
-    metrics.addCounter('sigil_webhook_deliveries_abandoned_total', 'Webhook events this process gave up on (refused by the endpoint, or out of attempts).', () => dispatcher.stats.abandoned);
-    metrics.addGauge('sigil_webhook_outbox_pending', 'Webhook events waiting in the outbox (all processes).', () => dispatcher.stats.pending);
-    metrics.addGauge('sigil_webhook_outbox_oldest_age_seconds', 'Age of the oldest webhook event waiting in the outbox (0 when none waits).', () =>
-      dispatcher.stats.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - dispatcher.stats.oldestPendingAt) / 1000),
-    );
-    metrics.addCounter('sigil_log_lines_dropped_total', 'Log lines dropped because stderr was not read fast enough (SIGIL_LOG_BUFFER_BYTES) or not at all.', () => sink?.dropped ?? 0);
-    let frames: Record<string, string> | undefined;
-    const api = await publicApiServer({
-      frameUrls: () => frames,
-      metrics,
-      pipeline,
-      logger,
-      transport,
-      signerPublicKey: deployment.signer.publicKeyUncompressedHex,
-      webhookKey,
-      version: VERSION,
-      ready,
-      trustedProxies: config.trustedProxies,
-      invitations: { store, services },
-    });
-    const proxy = await authProxyServer({
-      logger,
-      transport,
-      ready,
-      pipeline,
-      repos: store.repos,
-      services,
-      trustedProxies: config.trustedProxies,
-    });
-    const framesApp = await framesServer({
-      logger,
-      transport,
-      ready,
-      signerPublicKey: deployment.signer.publicKeyUncompressedHex,
-      allowedOrigins: config.webauthnOrigins,
-      trustedProxies: config.trustedProxies,
-    });
-    await api.listen({ host: config.host, port: config.port });
-    await proxy.listen({ host: config.host, port: config.authProxyPort });
-    await framesApp.listen({ host: config.host, port: config.framesPort });
-    const framesBase = config.framesUrl ?? urlOf(framesApp, config.host);
-    // A frame sharing an origin with the app embedding it would hand that app its storage and DOM.
-    if (config.webauthnOrigins.includes(new URL(framesBase).origin)) {
-      throw new Error(`the frames' origin ${new URL(framesBase).origin} is also an allowed app origin (SIGIL_WEBAUTHN_ORIGINS): serve the frames from an origin of their own`);
-    }
-    frames = frameUrls(new URL(framesBase).origin);
-    dispatcher.start();
-    logger.info({ store: store.dialect, location: store.location }, 'sigil started');
-    services.broadcasting?.start();
+    const custody = new ProcessCustody({ config, logger, sink, store, open: openServing, auditSink });
+    await custody.start();
     return {
-      pipeline,
-      publicUrl: urlOf(api, config.host),
-      authProxyUrl: urlOf(proxy, config.host),
+      get pipeline() {
+        return custody.pipeline();
+      },
+      publicUrl: custody.publicUrl,
+      authProxyUrl: custody.authProxyUrl,
+      operatorUrl: custody.operatorUrl,
       close: async (timeoutMs = config.shutdownTimeoutMs, onDrained) => {
-        // Stop accepting, let in-flight requests finish, then release the database.
-        const drained = await drainServers([api, proxy, framesApp], timeoutMs);
-        onDrained?.(drained);
-        await services.broadcasting?.stop();
-        // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
-        await dispatcher.stop();
+        const drained = await custody.close(timeoutMs, onDrained);
+        // The store's last checkpoint still reaches the sink.
         await store.close();
+        auditSink?.close();
         return drained;
       },
     };
   } catch (err) {
     await store.close();
+    auditSink?.close();
     throw err;
   }
 }

@@ -7,10 +7,10 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { verifyChain, verifyStreams, type AuditExportLine, type AuditKind, type CheckpointLine, type StreamEntryLine } from '../audit/chain.js';
 import { AUDIT_KEY_PURPOSE, crossCheck } from '../audit/record.js';
-import { loadMasterKey } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
 import { verifyP256Der } from '../crypto/p256.js';
 import { loadDeployment } from '../domain/governance/deployment.js';
+import { withAutomaticSeal } from './seal.js';
 import { Store } from '../store/index.js';
 
 const PAGE = 1000;
@@ -84,12 +84,10 @@ function sortLines(lines: unknown[]) {
  * cross-checked — with the deployment's keys (the data directory's or SIGIL_MASTER_KEY). Prints one
  * verdict line, then each problem; returns the exit code (0 intact, 1 not).
  */
-export async function auditVerify(config: Config, file: string | undefined): Promise<number> {
+export async function auditVerify(config: Config, file: string | undefined, sinkFile?: string): Promise<number> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-    const deployment = await loadDeployment(store.repos, masterKey);
-    masterKey.fill(0);
+    const deployment = await withAutomaticSeal(config, (seal) => loadDeployment(store.repos, seal));
     const key = deployment.barrier.deriveKey(AUDIT_KEY_PURPOSE);
     const signerKey = deployment.signer.publicKeyUncompressed;
     let lines: unknown[];
@@ -110,6 +108,24 @@ export async function auditVerify(config: Config, file: string | undefined): Pro
     } else {
       lines = [];
       for await (const l of exportLines(store)) lines.push(l);
+    }
+    // Checkpoints copied to an audit sink (src/audit/sinks.ts) are checked like the database's: one the
+    // streams end before shows entries cut together with the database's own checkpoints.
+    if (sinkFile) {
+      const sinkLines = readFileSync(sinkFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l, i) => {
+          try {
+            return JSON.parse(l) as unknown;
+          } catch {
+            problems.push(`${sinkFile} line ${i + 1}: not valid JSON`);
+            return null;
+          }
+        })
+        .filter((l): l is { checkpoint: unknown } => l !== null && typeof l === 'object' && 'checkpoint' in l);
+      const seen = new Set(lines.map((l) => JSON.stringify((l as { checkpoint?: unknown }).checkpoint ?? null)));
+      lines.push(...sinkLines.filter((l) => !seen.has(JSON.stringify(l.checkpoint))));
     }
     const { streams, checkpoints, legacy } = sortLines(lines);
     const report = verifyStreams(key, streams, checkpoints, (message, signature) => {

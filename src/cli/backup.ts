@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { loadMasterKey, masterKeyPath } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
 import { loadDeployment } from '../domain/governance/deployment.js';
+import { staticSeal } from '../barrier/seals.js';
 import { backupSqlite, checkSqliteFile, installSqliteFile, sqliteFile, sqliteInUse } from '../store/backup.js';
 import { Store } from '../store/index.js';
 
@@ -89,7 +90,12 @@ export async function restoreCommand(config: Config, opts: { from: string | unde
 async function verifyDeployment(dataDir: string, masterKey: Buffer): Promise<string> {
   const store = await Store.open({ dataDir });
   try {
-    return (await loadDeployment(store.repos, masterKey)).rootOrganizationId;
+    const seal = staticSeal(masterKey);
+    try {
+      return (await loadDeployment(store.repos, seal)).rootOrganizationId;
+    } finally {
+      seal.close();
+    }
   } finally {
     await store.close();
   }

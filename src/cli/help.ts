@@ -12,12 +12,15 @@ export interface CommandHelp {
 
 export const COMMANDS: Record<string, CommandHelp> = {
   init: {
-    usage: 'sigil init --data-dir DIR [--json]',
+    usage: 'sigil init --data-dir DIR [--json] [--shares N --threshold M [--operator-keys PUB1,PUB2,…]]',
     summary: 'create a deployment and print its root credentials once',
     details: `Creates the data directory, the master key file DIR/master.key (mode 600; unless SIGIL_MASTER_KEY
 is set), the deployment signer key, the root organization, its root user and a P-256 API key, and
 prints the credentials once (--json: one JSON object). Refuses, changing nothing, if DIR (or
-DATABASE_URL) already holds a deployment.`,
+DATABASE_URL) already holds a deployment. SIGIL_SEAL chooses what wraps the data key (README
+"Custody"): static (the master key), pkcs11 (creates the AES key on the HSM token) or shamir (prints
+--shares N shares, any --threshold M of which unseal; with --operator-keys, each share is encrypted to
+the P-256 public key of the same position, from "sigil keys generate").`,
   },
   serve: {
     usage: 'sigil serve --data-dir DIR [--port N] [--auth-proxy-port N] [--frames-port N] [--host H] [--workers N|auto]',
@@ -71,6 +74,24 @@ it separately. With DATABASE_URL (PostgreSQL) use pg_dump instead; the command s
 before replacing anything. Refuses while a process has DIR's database open. Refuses a DIR that
 already holds a database unless --force, which keeps the replaced one as sigil.sqlite.before-restore-<time>.
 For a new DIR, copy the master.key of the deployment the backup came from into it first.`,
+  },
+  operator: {
+    usage:
+      'sigil operator unseal [--url URL] [--reset] [--key-file FILE]\n       sigil operator seal\n       sigil operator seal-status [--url URL] [--json]\n       sigil operator migrate-seal [--shares N --threshold M] [--keep-old]\n       sigil operator rekey [--shares N --threshold M]',
+    summary: 'unseal a process, seal the whole deployment in an emergency, or show the seal status',
+    details: `The seals are chosen by SIGIL_SEAL (README "Custody"). With the shamir seal a process starts
+sealed: "sigil operator unseal" reads one share from standard input and gives it to the process's
+operator server (--url, default http://SIGIL_OPERATOR_HOST:SIGIL_OPERATOR_PORT, loopback:8083);
+once the threshold of shares is given the process unseals. --reset forgets the shares given so far.
+A share encrypted to an operator key (--operator-keys) is decrypted on the spot with --key-file.
+"sigil operator seal" seals every process of the deployment within SIGIL_SEAL_WATCH_MS (1000 ms):
+each answers 503 "sealed" and overwrites its data key. With a static or pkcs11 seal, "sigil operator
+unseal" lifts that seal after checking the configured seal opens the deployment, and the processes
+unseal by themselves.
+"migrate-seal" opens the data key with the deployment's current seal (its master key, its HSM through
+SIGIL_PKCS11_*, or its shares on standard input, one a line) and wraps it with the seal SIGIL_SEAL now
+names, in one update: nothing else is re-encrypted and running processes serve on; the old seal stops
+opening the deployment. "rekey" issues new shamir shares (--shares, --threshold) the same way.`,
   },
   audit: {
     usage: 'sigil audit export --data-dir DIR [--out FILE]\n       sigil audit verify --data-dir DIR [--file FILE]',

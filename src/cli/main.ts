@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/config.js';
 import type { InitResult } from '../domain/governance/deployment.js';
+import type { OpenSeal, SealRecord } from '../barrier/seals.js';
 import { commandHelp, usage } from './help.js';
 import { fixPorts, isWorker, pinnedPorts, reportListening, runPrimary } from './cluster.js';
 import { isOperatorTool, operatorToolCommand } from './operator-tools.js';
@@ -18,44 +19,78 @@ import { VERSION } from './version.js';
 const storeModule = () => import('../store/index.js');
 const masterKeyModule = () => import('../barrier/master-key.js');
 const deploymentModule = () => import('../domain/governance/deployment.js');
+const sealModules = () => Promise.all([import('../barrier/seals.js'), import('../barrier/pkcs11.js'), import('../barrier/shamir.js'), import('./seal.js')]);
 
 class UsageError extends Error {}
 
 const print = (text: string) => void process.stdout.write(text);
 
-async function init(config: Config, json: boolean): Promise<InitResult> {
+async function init(config: Config, json: boolean, flags: Record<string, unknown> = {}): Promise<InitResult> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const [{ Store }, { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey }, { initializeDeployment, isInitialized }] = await Promise.all([
     storeModule(),
     masterKeyModule(),
     deploymentModule(),
   ]);
+  const [{ staticSeal }, { ensurePkcs11Key, pkcs11Seal }, { newShamirSeal, presentShares }] = await sealModules();
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (await isInitialized(store.repos)) {
       throw new UsageError(`already initialized: ${store.location} holds a Sigil deployment; nothing was changed`);
     }
-    let masterKey: Buffer;
     let createdKeyFile = false;
-    if (config.masterKey) masterKey = parseMasterKey(config.masterKey);
-    else if (existsSync(masterKeyPath(config.dataDir))) {
-      // A key file without a deployment: an earlier init was interrupted; reuse the key it made.
-      masterKey = loadMasterKey(config.dataDir, undefined);
+    let custody: { seal: OpenSeal; record: SealRecord };
+    let unsealShares: string[] | undefined;
+    if (config.seal.type === 'static') {
+      let masterKey: Buffer;
+      if (config.masterKey) masterKey = parseMasterKey(config.masterKey);
+      else if (existsSync(masterKeyPath(config.dataDir))) {
+        // A key file without a deployment: an earlier init was interrupted; reuse the key it made.
+        masterKey = loadMasterKey(config.dataDir, undefined);
+      } else {
+        masterKey = createMasterKeyFile(config.dataDir);
+        createdKeyFile = true;
+      }
+      custody = { seal: staticSeal(masterKey), record: { type: 'static' } };
+      masterKey.fill(0);
+    } else if (config.seal.type === 'pkcs11') {
+      // The seal's key is made inside the HSM (non-extractable) unless the token already holds it.
+      ensurePkcs11Key(config.seal.pkcs11);
+      custody = { seal: pkcs11Seal(config.seal.pkcs11), record: { type: 'pkcs11', keyLabel: config.seal.pkcs11.keyLabel } };
     } else {
-      masterKey = createMasterKeyFile(config.dataDir);
-      createdKeyFile = true;
+      const { shares, threshold } = shamirCounts(flags);
+      const made = await newShamirSeal(shares, threshold);
+      unsealShares = presentShares(made.shares, operatorKeys(flags));
+      custody = { seal: made.seal, record: { type: 'shamir', shares, threshold } };
     }
-    const result = await initializeDeployment(store, masterKey);
-    masterKey.fill(0);
-    if (json) process.stdout.write(JSON.stringify(result) + '\n');
-    else printCredentials(result, createdKeyFile ? masterKeyPath(config.dataDir) : undefined);
+    let result: InitResult;
+    try {
+      result = await initializeDeployment(store, custody);
+    } finally {
+      custody.seal.close();
+    }
+    if (json) process.stdout.write(JSON.stringify({ ...result, ...(custody.record.type !== 'static' ? { seal: custody.record.type } : {}), ...(unsealShares ? { unsealShares } : {}) }) + '\n');
+    else printCredentials(result, config.seal.type === 'static' ? (createdKeyFile ? masterKeyPath(config.dataDir) : undefined) : config.seal.type, unsealShares);
     return result;
   } finally {
     await store.close();
   }
 }
 
-function printCredentials(r: InitResult, createdKeyFile: string | undefined) {
+/** --shares and --threshold of a shamir seal (5 and 3 by default). */
+function shamirCounts(flags: Record<string, unknown>): { shares: number; threshold: number } {
+  const shares = Number(flags.shares ?? 5);
+  const threshold = Number(flags.threshold ?? 3);
+  return { shares, threshold };
+}
+
+/** --operator-keys: comma-separated P-256 public keys (hex), one per share, to encrypt the shares to. */
+export function operatorKeys(flags: Record<string, unknown>): string[] | undefined {
+  const v = flags['operator-keys'];
+  return typeof v === 'string' && v !== '' ? v.split(',').map((k) => k.trim()) : undefined;
+}
+
+function printCredentials(r: InitResult, createdKeyFile: string | undefined, unsealShares?: string[]) {
   const lines = [
     'Sigil initialized. These root credentials are shown once; store the private key safely.',
     `  organizationId   ${r.organizationId}`,
@@ -64,7 +99,14 @@ function printCredentials(r: InitResult, createdKeyFile: string | undefined) {
     `  apiPublicKey     ${r.apiPublicKey}`,
     `  apiPrivateKey    ${r.apiPrivateKey}`,
     `  signerPublicKey  ${r.signerPublicKey}`,
-    createdKeyFile ? `  master key file  ${createdKeyFile} (mode 600; back it up)` : '  master key       from SIGIL_MASTER_KEY',
+    createdKeyFile === 'pkcs11' || createdKeyFile === 'shamir'
+      ? `  seal             ${createdKeyFile}`
+      : createdKeyFile
+        ? `  master key file  ${createdKeyFile} (mode 600; back it up)`
+        : '  master key       from SIGIL_MASTER_KEY',
+    ...(unsealShares
+      ? ['', 'Unseal shares, shown once and stored nowhere: give one to each operator. Any threshold of them unseals a process.', ...unsealShares.map((s, i) => `  share ${i + 1}  ${s}`)]
+      : []),
   ];
   process.stdout.write(lines.join('\n') + '\n');
 }
@@ -89,7 +131,10 @@ async function serveProcess(config: Config): Promise<void> {
   const { startApp } = await import('./app.js');
   const app = await startApp(config, logger, sink);
   if (isWorker()) reportListening(app.publicUrl, app.authProxyUrl);
-  else process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
+  else {
+    if (app.operatorUrl) process.stdout.write(`operator ${app.operatorUrl}\n`);
+    process.stdout.write(`listening ${app.publicUrl} ${app.authProxyUrl}\n`);
+  }
   let closing = false;
   const shutdown = (reason: string) => {
     if (closing) return;
@@ -127,16 +172,14 @@ async function serveProcess(config: Config): Promise<void> {
 /** The primary of `serve --workers N`: checks the deployment once, then runs the cluster. */
 async function serveCluster(config: Config): Promise<void> {
   const { logger } = await processLogging(config);
-  const [{ Store }, { loadMasterKey }, { loadDeployment }] = await Promise.all([storeModule(), masterKeyModule(), deploymentModule()]);
-  // Migrations run here, once, rather than in N workers racing; a wrong master key fails here, once.
+  if (config.seal.type === 'shamir') {
+    throw new UsageError('the shamir seal is unsealed one process at a time through its operator port: run several sigil serve processes on one PostgreSQL instead of --workers');
+  }
+  const [{ Store }, { loadDeployment }, [, , , { withAutomaticSeal }]] = await Promise.all([storeModule(), deploymentModule(), sealModules()]);
+  // Migrations run here, once, rather than in N workers racing; a wrong key fails here, once.
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
-    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-    try {
-      await loadDeployment(store.repos, masterKey);
-    } finally {
-      masterKey.fill(0);
-    }
+    await withAutomaticSeal(config, (seal) => loadDeployment(store.repos, seal));
   } finally {
     await store.close();
   }
@@ -168,7 +211,7 @@ function parse(command: string | undefined, rest: string[]) {
   try {
     return parseArgs({
       args: rest,
-      allowPositionals: command === 'audit' || command === 'help',
+      allowPositionals: command === 'audit' || command === 'help' || command === 'operator',
       options: {
         'data-dir': { type: 'string' },
         port: { type: 'string' },
@@ -186,6 +229,14 @@ function parse(command: string | undefined, rest: string[]) {
         file: { type: 'string' },
         force: { type: 'boolean' },
         'keep-old': { type: 'boolean' },
+        'operator-port': { type: 'string' },
+        shares: { type: 'string' },
+        url: { type: 'string' },
+        reset: { type: 'boolean' },
+        'operator-keys': { type: 'string' },
+        checkpoints: { type: 'string' },
+        'key-file': { type: 'string' },
+        threshold: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -224,7 +275,7 @@ export async function main(argv: string[]): Promise<void> {
   if (isWorker()) return serveProcess({ ...config, ...pinnedPorts(process.env) });
   switch (command) {
     case 'init':
-      await init(config, values.json === true);
+      await init(config, values.json === true, values);
       return;
     case 'serve':
       await serve(config);
@@ -256,11 +307,18 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       if (sub === 'verify') {
-        process.exitCode = await auditVerify(config, values.file);
+        process.exitCode = await auditVerify(config, values.file, values.checkpoints);
         return;
       }
       throw new UsageError(`unknown audit command "${sub ?? ''}": expected export or verify\n\n${commandHelp('audit')}`);
     }
+    case 'operator':
+      if (positionals[0] === 'migrate-seal' || positionals[0] === 'rekey') {
+        await (await import('./migrate-seal.js')).migrateSeal(config, { rekey: positionals[0] === 'rekey', shares: values.shares, threshold: values.threshold, operatorKeys: operatorKeys(values), keepOld: values['keep-old'] === true, print });
+        return;
+      }
+      await (await import('./operator-seal.js')).operatorCommand(config, positionals[0], { keyFile: values['key-file'], url: values.url, reset: values.reset === true, json: values.json === true, print });
+      return;
     case 'version':
       process.stdout.write(`${VERSION}\n`);
       return;

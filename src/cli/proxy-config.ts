@@ -3,11 +3,11 @@
 // makes the root organization: this is where the proxy's own user, API key and policy come from
 // (src/domain/identity/auth-proxy-configs.ts). It needs the master key to seal the proxy key.
 import { parseArgs } from 'node:util';
-import { loadMasterKey } from '../barrier/master-key.js';
 import { loadConfig } from '../config/config.js';
 import type { AuthMethod } from '../domain/identity/auth-methods.js';
 import { checkSettings, createAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
 import { loadDeployment } from '../domain/governance/deployment.js';
+import { withAutomaticSeal } from './seal.js';
 import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError } from '../errors/errors.js';
 import { Store } from '../store/index.js';
@@ -81,9 +81,7 @@ export async function proxyConfigCommand(args: string[], print: (text: string) =
     input.walletKit = { oauthClientIds: clientIds, oauthRedirectUrl: values['oauth-redirect-url'] ?? '' };
     const settings = checkSettings(input);
 
-    const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-    const deployment = await loadDeployment(store.repos, masterKey);
-    masterKey.fill(0);
+    const deployment = await withAutomaticSeal(config, (seal) => loadDeployment(store.repos, seal));
     const organizationId = values['organization-id'] ?? deployment.rootOrganizationId;
     const row = await store.transaction(async (repos) => {
       const org = await requireOrganization(repos, organizationId);

@@ -20,7 +20,7 @@ import {
 } from '../barrier/master-key.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/config.js';
-import { isInitialized } from '../domain/governance/deployment.js';
+import { isInitialized, readCustody } from '../domain/governance/deployment.js';
 import { masterKeyOpens, rewrapDataKey } from '../domain/governance/master-key-rotation.js';
 import { Store } from '../store/index.js';
 
@@ -35,6 +35,10 @@ export async function rotateMasterKey(config: Config, opts: RotateOptions): Prom
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (!(await isInitialized(store.repos))) throw new Error(`no Sigil deployment in ${store.location}: run "sigil init" first`);
+    const { record } = await readCustody(store.repos);
+    if (record.type !== 'static') {
+      throw new Error(`this deployment is sealed by the ${record.type} seal, which has no master key: use "sigil operator ${record.type === 'shamir' ? 'rekey' : 'migrate-seal'}" (README "Custody")`);
+    }
     if (config.masterKey) await rotateEnvKey(store, config, opts);
     else await rotateKeyFile(store, config, opts);
   } finally {

@@ -8,8 +8,8 @@ import { masterKeyPath } from '../barrier/master-key.js';
 import type { Config } from '../config/config.js';
 
 export const REDACTED = 'REDACTED';
-const SECRET_NAME = /secret|password|passwd|token|credential|key|signature/i;
-const NOT_SECRET_NAME = /(url|urls|id|ids|name|names|source|ms|seconds)$/i;
+const SECRET_NAME = /secret|password|passwd|token|credential|key|signature|^pin$/i;
+const NOT_SECRET_NAME = /(url|urls|id|ids|name|names|source|ms|seconds|label)$/i;
 
 function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name) && !NOT_SECRET_NAME.test(name);

@@ -12,6 +12,30 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Hex or base64 of 32 bytes; when absent the key file `<dataDir>/master.key` is used. */
   masterKey: string | undefined;
+  /**
+   * What wraps the deployment's data key (SIGIL_SEAL, README "Custody"): `static` (the default: the
+   * master key above), `pkcs11` (an AES key inside an HSM: SIGIL_PKCS11_MODULE, the token by
+   * SIGIL_PKCS11_TOKEN_LABEL or SIGIL_PKCS11_SLOT, the PIN in SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE,
+   * SIGIL_PKCS11_KEY_LABEL, "sigil-seal" by default) or `shamir` (a key split among operators; the
+   * process starts sealed and opens when `sigil operator unseal` has given it enough shares).
+   */
+  seal: SealSettings;
+  /** The HSM settings whenever SIGIL_PKCS11_MODULE is set, so a migration can open a pkcs11 seal it leaves. */
+  pkcs11: Pkcs11Config | undefined;
+  /**
+   * The operator server (POST /v1/sys/unseal, GET /v1/sys/seal-status, POST /v1/sys/seal): on
+   * SIGIL_OPERATOR_HOST (loopback by default) and SIGIL_OPERATOR_PORT / --operator-port (8083 by
+   * default with the shamir seal, off otherwise unless set).
+   */
+  operatorHost: string;
+  operatorPort: number | undefined;
+  /**
+   * An append-only file every signed audit checkpoint is also written to (SIGIL_AUDIT_SINK_FILE), outside
+   * the database: `sigil audit verify --checkpoints FILE` detects a stream cut with its checkpoints.
+   */
+  auditSinkFile: string | undefined;
+  /** How often a process reads the deployment's seal row, to follow an emergency seal (SIGIL_SEAL_WATCH_MS). */
+  sealWatchMs: number;
   host: string;
   port: number;
   authProxyPort: number;
@@ -170,6 +194,41 @@ export interface Config {
 
 export type Flags = Record<string, string | boolean | undefined>;
 
+/** An HSM's PKCS#11 settings (README "Custody"). */
+export interface Pkcs11Config {
+  module: string;
+  tokenLabel?: string;
+  slot?: string;
+  pin?: string;
+  pinFile?: string;
+  keyLabel: string;
+}
+
+export type SealSettings = { type: 'static' } | { type: 'shamir' } | { type: 'pkcs11'; pkcs11: Pkcs11Config };
+
+function sealSettings(env: NodeJS.ProcessEnv): SealSettings {
+  const type = env.SIGIL_SEAL || 'static';
+  if (type === 'static' || type === 'shamir') return { type };
+  if (type !== 'pkcs11') throw new Error(`SIGIL_SEAL must be static, pkcs11 or shamir, got "${type}"`);
+  const pkcs11 = pkcs11Settings(env);
+  if (!pkcs11) throw new Error('SIGIL_SEAL=pkcs11 needs SIGIL_PKCS11_MODULE, the path of the HSM\'s PKCS#11 module');
+  return { type, pkcs11 };
+}
+
+/** The HSM settings when SIGIL_PKCS11_MODULE is set: the pkcs11 seal's, or the seal a migration leaves. */
+function pkcs11Settings(env: NodeJS.ProcessEnv): Pkcs11Config | undefined {
+  const module = env.SIGIL_PKCS11_MODULE;
+  if (!module) return undefined;
+  const tokenLabel = env.SIGIL_PKCS11_TOKEN_LABEL || undefined;
+  const slot = env.SIGIL_PKCS11_SLOT || undefined;
+  if ((tokenLabel === undefined) === (slot === undefined)) throw new Error('the pkcs11 seal needs the token: set one of SIGIL_PKCS11_TOKEN_LABEL or SIGIL_PKCS11_SLOT');
+  if (slot !== undefined && !/^\d+$/.test(slot)) throw new Error(`SIGIL_PKCS11_SLOT must be a slot id (a number), got "${slot}"`);
+  const pin = env.SIGIL_PKCS11_PIN || undefined;
+  const pinFile = env.SIGIL_PKCS11_PIN_FILE || undefined;
+  if ((pin === undefined) === (pinFile === undefined)) throw new Error('the pkcs11 seal needs the token PIN: set one of SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE');
+  return { module, tokenLabel, slot, pin, pinFile: pinFile && resolve(pinFile), keyLabel: env.SIGIL_PKCS11_KEY_LABEL || 'sigil-seal' };
+}
+
 /**
  * Organization quota overrides (SIGIL_QUOTAS: comma-separated NAME=N with NAME one of users,
  * policies, wallets, privateKeys, userTags, privateKeyTags, secrets); empty: the documented limits.
@@ -254,6 +313,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     dataDir: resolve(dataDir),
     databaseUrl: str(flags['database-url']) ?? (env.DATABASE_URL || undefined),
     masterKey: env.SIGIL_MASTER_KEY || undefined,
+    seal: sealSettings(env),
+    pkcs11: pkcs11Settings(env),
+    operatorHost: env.SIGIL_OPERATOR_HOST || '127.0.0.1',
+    operatorPort: operatorPort(str(flags['operator-port']) ?? (env.SIGIL_OPERATOR_PORT || undefined), env.SIGIL_SEAL === 'shamir'),
+    auditSinkFile: env.SIGIL_AUDIT_SINK_FILE ? resolve(env.SIGIL_AUDIT_SINK_FILE) : undefined,
+    sealWatchMs: bounded('SIGIL_SEAL_WATCH_MS', env.SIGIL_SEAL_WATCH_MS, 1_000, 50, 60_000),
     host: str(flags.host) ?? env.SIGIL_HOST ?? DEFAULTS.host,
     port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),
     authProxyPort: int('--auth-proxy-port', str(flags['auth-proxy-port']) ?? env.SIGIL_AUTH_PROXY_PORT, DEFAULTS.authProxyPort),
@@ -440,6 +505,13 @@ function transportLimits(
     maxConnections: bounded('SIGIL_MAX_CONNECTIONS', env.SIGIL_MAX_CONNECTIONS, DEFAULTS.maxConnections, 1, 1_000_000),
     logBufferBytes: bounded('SIGIL_LOG_BUFFER_BYTES', env.SIGIL_LOG_BUFFER_BYTES, DEFAULTS.logBufferBytes, 4096, 1024 * 1024 * 1024),
   };
+}
+
+function operatorPort(v: string | undefined, shamir: boolean): number | undefined {
+  if (v === undefined) return shamir ? 8083 : undefined; // 8082 is the frames server's
+  const n = int('--operator-port', v, 0);
+  if (n > 65535) throw new Error(`--operator-port must be a TCP port, got "${v}"`);
+  return n;
 }
 
 function workers(v: string | undefined): number {

@@ -58,6 +58,8 @@ export const ERROR_KINDS = {
   HEADERS_TOO_LARGE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 431 },
   REQUEST_TIMEOUT: { grpc: GrpcCode.DEADLINE_EXCEEDED, http: 408 },
   INTERNAL: { grpc: GrpcCode.INTERNAL, http: 500 },
+  // The process holds no key until its seal is opened (README "Custody"); 503 so balancers retry elsewhere.
+  SEALED: { grpc: GrpcCode.UNAVAILABLE, http: 503 },
 } as const satisfies Record<string, ErrorKind>;
 
 export type TurnkeyErrorCode = keyof typeof ERROR_KINDS;

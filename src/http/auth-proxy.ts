@@ -279,6 +279,7 @@ export async function authProxyServer(opts: {
   logger: Logger;
   transport: TransportLimits;
   ready: () => Promise<void>;
+  sealed?: () => boolean;
   pipeline: Pipeline;
   repos: Repositories;
   services: Services & { barrier: Barrier };

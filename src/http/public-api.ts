@@ -34,6 +34,8 @@ export interface PublicApiOptions {
   webhookKey?: { keyId: string; publicKeyHex: string; jwk(): Record<string, string> };
   version: string;
   ready: () => Promise<void>;
+  /** True while sealed (baseServer). */
+  sealed?: () => boolean;
   /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
   trustedProxies?: string[];
   /** Counters served at GET /metrics; a fresh set when not given. */
@@ -45,7 +47,14 @@ export interface PublicApiOptions {
 }
 
 /** Shared set-up of both servers: transport limits, raw-body parsing, CORS, JSON errors, 404s, health. */
-export async function baseServer(opts: { logger: Logger; transport: TransportLimits; ready: () => Promise<void>; trustedProxies?: string[] }) {
+export async function baseServer(opts: {
+  logger: Logger;
+  transport: TransportLimits;
+  ready: () => Promise<void>;
+  trustedProxies?: string[];
+  /** True while the process holds no key (README "Custody"): every request but /healthz gets 503 `sealed`. */
+  sealed?: () => boolean;
+}) {
   const { bodyLimitBytes } = opts.transport;
   const app = Fastify({
     ...serverOptions(opts.transport),
@@ -76,7 +85,13 @@ export async function baseServer(opts: { logger: Logger; transport: TransportLim
   });
   // A callback hook, not an async one: it runs for every request, and an async hook costs a promise
   // and a microtask turn each time.
-  app.addHook('onRequest', (_req, reply, done) => {
+  const sealed = opts.sealed ?? (() => false);
+  app.addHook('onRequest', (req, reply, done) => {
+    if (sealed() && req.url !== '/healthz') {
+      const e = new SigilError('SEALED', 'Sigil is sealed: it holds no key until an operator unseals it (sigil operator unseal)');
+      if (req.url === '/readyz') return void reply.status(503).send({ status: 'sealed' });
+      return void reply.status(503).header('connection', 'close').send(e.toBody());
+    }
     if (!closing) return done();
     const e = new SigilError('INTERNAL', 'Sigil is shutting down: retry the request on another process', { http: 503, grpc: 14 });
     reply.status(503).header('connection', 'close').send(e.toBody());

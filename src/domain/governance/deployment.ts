@@ -5,11 +5,14 @@
 import { newId } from '../ids.js';
 import { generateP256KeyPair, P256Signer } from '../../crypto/p256.js';
 import { Barrier } from '../../barrier/barrier.js';
+import { parseSealRecord, SealError, type OpenSeal, type SealRecord } from '../../barrier/seals.js';
 import type { Repositories, Store } from '../../store/index.js';
 
 export const META = {
   rootOrganizationId: 'root_organization_id',
   wrappedDataKey: 'barrier.wrapped_data_key',
+  /** Which seal wraps the data key (a SealRecord as JSON); absent on deployments made before seals: static. */
+  seal: 'barrier.seal',
   signerPublicKey: 'deployment_signer.public_key',
   signerPrivateKey: 'deployment_signer.private_key',
 } as const;
@@ -31,11 +34,14 @@ export async function isInitialized(repos: Repositories): Promise<boolean> {
 
 export async function initializeDeployment(
   store: Store,
-  masterKey: Buffer,
+  custody: { seal: OpenSeal; record: SealRecord },
   opts: { organizationName?: string; userName?: string; now?: number } = {},
 ): Promise<InitResult> {
   const now = opts.now ?? Date.now();
-  const { barrier, wrappedDataKey } = Barrier.create(masterKey);
+  const dataKey = Barrier.newDataKey();
+  const barrier = Barrier.fromDataKey(dataKey);
+  const wrappedDataKey = custody.seal.wrap(dataKey);
+  dataKey.fill(0);
   const signer = generateP256KeyPair();
   const apiKey = generateP256KeyPair();
   const organizationId = newId();
@@ -45,6 +51,7 @@ export async function initializeDeployment(
     // Inserting the root-organization fact first makes a concurrent second init fail on the key.
     await repos.meta.insert(META.rootOrganizationId, organizationId);
     await repos.meta.insert(META.wrappedDataKey, wrappedDataKey);
+    await repos.meta.insert(META.seal, JSON.stringify(custody.record));
     await repos.meta.insert(META.signerPublicKey, Buffer.from(signer.publicKeyUncompressed).toString('hex'));
     await repos.meta.insert(META.signerPrivateKey, barrier.seal(signer.privateKey, SIGNER_LOCATION));
     await repos.organizations.insert({
@@ -100,16 +107,39 @@ export interface LoadedDeployment {
   signer: P256Signer;
 }
 
-/** Opens the barrier with the master key and loads the signer key; fails clearly when uninitialized. */
-export async function loadDeployment(repos: Repositories, masterKey: Buffer): Promise<LoadedDeployment> {
-  const rootOrganizationId = await repos.meta.get(META.rootOrganizationId);
+/** The deployment's seal as stored: which seal, and the data key it wraps. */
+export async function readCustody(repos: Repositories): Promise<{ record: SealRecord; wrapped: string }> {
   const wrapped = await repos.meta.get(META.wrappedDataKey);
+  if (!wrapped || !(await repos.meta.get(META.rootOrganizationId))) throw new Error('this deployment is not initialized: run "sigil init" first');
+  return { record: parseSealRecord(await repos.meta.get(META.seal)), wrapped };
+}
+
+/** Unwraps the data key with `seal`, which must be the deployment's own; errors name the mismatch. */
+export async function unwrapWith(repos: Repositories, seal: OpenSeal): Promise<Buffer> {
+  const { record, wrapped } = await readCustody(repos);
+  if (record.type !== seal.type) throw new SealError(`this deployment is sealed by the ${record.type} seal, but SIGIL_SEAL is ${seal.type}`);
+  return seal.unwrap(wrapped);
+}
+
+/** Opens the barrier with `seal` (static or pkcs11) and loads the signer key; fails clearly when uninitialized. */
+export async function loadDeployment(repos: Repositories, seal: OpenSeal): Promise<LoadedDeployment> {
+  const dataKey = await unwrapWith(repos, seal);
+  try {
+    return await openDeployment(repos, dataKey);
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** Opens the barrier over an unwrapped data key and loads the signer key. */
+export async function openDeployment(repos: Repositories, dataKey: Buffer): Promise<LoadedDeployment> {
+  const rootOrganizationId = await repos.meta.get(META.rootOrganizationId);
   const signerPub = await repos.meta.get(META.signerPublicKey);
   const signerSealed = await repos.meta.get(META.signerPrivateKey);
-  if (!rootOrganizationId || !wrapped || !signerPub || !signerSealed) {
+  if (!rootOrganizationId || !signerPub || !signerSealed) {
     throw new Error('this deployment is not initialized: run "sigil init" first');
   }
-  const barrier = Barrier.unseal(masterKey, wrapped);
+  const barrier = Barrier.fromDataKey(dataKey);
   const privateKey = barrier.open(signerSealed, SIGNER_LOCATION);
   const signer = new P256Signer(privateKey);
   privateKey.fill(0);
