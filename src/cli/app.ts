@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { decodedViewOf } from '../domain/keys/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
-import { evmRpcSetting, type Config } from '../config/config.js';
+import { evmFeeCapSetting, evmRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { newId } from '../domain/ids.js';
 import type { Services } from '../domain/context.js';
@@ -141,6 +141,9 @@ export async function openServing({ config, logger, sink, store, deployment, por
       rpcSetting: evmRpcSetting,
       assets: config.evmAssets,
       pollIntervalMs: config.evmPollIntervalMs,
+      feeCap: (caip2, which) => evmFeeCapSetting(config.evmFeeCaps, caip2, which),
+      rawSendTtlMs: config.evmRawSendTtlSeconds * 1000,
+      rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
       newId,
       wakeWebhooks: () => dispatcher.wake(),
       log: logger,

@@ -171,6 +171,22 @@ export interface Config {
   /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
   evmPollIntervalMs: number;
   /**
+   * What a chain's node is trusted with (README "Broadcasting", "What the node is trusted with";
+   * issue 32). Hosts an RPC URL may name over plain http (SIGIL_EVM_RPC_HTTP_HOSTS, comma-separated
+   * host names, IP addresses or `loopback`; `loopback` by default, so a local node needs no
+   * certificate; every other RPC URL must be https). The largest JSON-RPC answer read
+   * (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES, 4 MiB). Fee caps, in wei, per CAIP-2 chain with a default for
+   * every chain: the most `maxFeePerGas` a send may carry (SIGIL_EVM_MAX_FEE_PER_GAS, 1000 gwei, and
+   * SIGIL_EVM_MAX_FEE_PER_GAS_<chain id>) and the most gas limit × maxFeePerGas, what the send can cost
+   * in fees at most (SIGIL_EVM_MAX_TX_FEE, 0.1 of the native coin, and SIGIL_EVM_MAX_TX_FEE_<chain id>),
+   * as decimal strings. How long a transaction broadcast with eth_send_raw_transaction may stay
+   * unmined before it is FAILED as expired (SIGIL_EVM_RAW_SEND_TTL_SECONDS, 24 hours).
+   */
+  evmRpcHttpHosts: string[];
+  evmRpcMaxResponseBytes: number;
+  evmFeeCaps: { default: EvmFeeCap; chains: Record<string, Partial<EvmFeeCap>> };
+  evmRawSendTtlSeconds: number;
+  /**
    * Webhook delivery (README "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
    * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
    * although not public, and allowed over plain http; empty by default. Retries: the delay after the
@@ -356,6 +372,10 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     evmRpcUrls: evmRpcUrls(env),
     evmAssets: evmAssets(env, evmRpcUrls(env)),
     evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
+    evmRpcHttpHosts: evmRpcHttpHosts(env),
+    evmRpcMaxResponseBytes: bounded('SIGIL_EVM_RPC_MAX_RESPONSE_BYTES', env.SIGIL_EVM_RPC_MAX_RESPONSE_BYTES, 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    evmFeeCaps: evmFeeCaps(env),
+    evmRawSendTtlSeconds: bounded('SIGIL_EVM_RAW_SEND_TTL_SECONDS', env.SIGIL_EVM_RAW_SEND_TTL_SECONDS, 86_400, 1, 365 * 86_400),
     webhooks: webhookConfig(env),
     oauth2Endpoints: {
       OAUTH2_PROVIDER_X: {
@@ -378,6 +398,7 @@ export function evmRpcSetting(caip2: string): string {
 
 function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
+  const httpHosts = evmRpcHttpHosts(env);
   if (env.SIGIL_EVM_RPC_URLS) {
     let parsed: unknown;
     try {
@@ -388,14 +409,91 @@ function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('SIGIL_EVM_RPC_URLS must be a JSON object of CAIP-2 chain ids to http(s) URLs');
     for (const [chain, url] of Object.entries(parsed)) {
       if (!/^eip155:\d+$/.test(chain)) throw new Error(`SIGIL_EVM_RPC_URLS: "${chain}" is not an EVM CAIP-2 chain id (eip155:<number>)`);
-      out[chain] = httpUrl(`SIGIL_EVM_RPC_URLS["${chain}"]`, String(url))!;
+      out[chain] = rpcUrl(`SIGIL_EVM_RPC_URLS["${chain}"]`, String(url), httpHosts);
     }
   }
   for (const [name, value] of Object.entries(env)) {
     const m = /^SIGIL_EVM_RPC_(\d+)$/.exec(name);
-    if (m && value) out[`eip155:${m[1]}`] = httpUrl(name, value)!;
+    if (m && value) out[`eip155:${m[1]}`] = rpcUrl(name, value, httpHosts);
   }
   return out;
+}
+
+/** Fee caps of one chain, wei as decimal strings (Config.evmFeeCaps). */
+export interface EvmFeeCap {
+  maxFeePerGas: string;
+  maxTxFee: string;
+}
+
+const WEI = /^(0|[1-9][0-9]{0,77})$/;
+
+/** SIGIL_EVM_MAX_FEE_PER_GAS(_<chain id>) and SIGIL_EVM_MAX_TX_FEE(_<chain id>). */
+function evmFeeCaps(env: NodeJS.ProcessEnv): Config['evmFeeCaps'] {
+  const wei = (name: string, v: string | undefined, fallback?: string) => {
+    if (v === undefined || v === '') return fallback;
+    if (!WEI.test(v.trim())) throw new Error(`${name} must be a whole number of wei (decimal), got "${v}"`);
+    return v.trim();
+  };
+  const caps: Config['evmFeeCaps'] = {
+    default: {
+      maxFeePerGas: wei('SIGIL_EVM_MAX_FEE_PER_GAS', env.SIGIL_EVM_MAX_FEE_PER_GAS, '1000000000000')!,
+      maxTxFee: wei('SIGIL_EVM_MAX_TX_FEE', env.SIGIL_EVM_MAX_TX_FEE, '100000000000000000')!,
+    },
+    chains: {},
+  };
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^SIGIL_EVM_MAX_(FEE_PER_GAS|TX_FEE)_(\d+)$/.exec(name);
+    if (!m || !value) continue;
+    const chain = (caps.chains[`eip155:${m[2]}`] ??= {});
+    chain[m[1] === 'FEE_PER_GAS' ? 'maxFeePerGas' : 'maxTxFee'] = wei(name, value);
+  }
+  return caps;
+}
+
+/** The setting that caps `which` on `caip2`, named in a refusal: the chain's own when set, else the default. */
+export function evmFeeCapSetting(caps: Config['evmFeeCaps'], caip2: string, which: keyof EvmFeeCap): { wei: bigint; setting: string } {
+  const id = /^eip155:(\d+)$/.exec(caip2)?.[1] ?? '<chain id>';
+  const base = which === 'maxFeePerGas' ? 'SIGIL_EVM_MAX_FEE_PER_GAS' : 'SIGIL_EVM_MAX_TX_FEE';
+  const own = caps.chains[caip2]?.[which];
+  return own !== undefined ? { wei: BigInt(own), setting: `${base}_${id}` } : { wei: BigInt(caps.default[which]), setting: `${base} (or ${base}_${id} for this chain)` };
+}
+
+/**
+ * SIGIL_EVM_RPC_HTTP_HOSTS: host names, IP addresses and `loopback` whose RPC URLs may use plain http.
+ * Unset means `loopback`; an empty value means none (https everywhere).
+ */
+function evmRpcHttpHosts(env: NodeJS.ProcessEnv): string[] {
+  const v = env.SIGIL_EVM_RPC_HTTP_HOSTS;
+  const entries = (v === undefined ? 'loopback' : v).split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const e of entries) {
+    if (e !== 'loopback' && isIP(e.replace(/^\[|\]$/g, '')) === 0 && !/^[a-z0-9]([a-z0-9-]{0,62})(\.[a-z0-9]([a-z0-9-]{0,62}))*$/.test(e)) {
+      throw new Error(`SIGIL_EVM_RPC_HTTP_HOSTS: "${e}" is not a host name, an IP address or loopback`);
+    }
+  }
+  return entries;
+}
+
+/** Whether `host` (a URL's hostname) is one of the plain-http hosts listed. */
+function httpHostListed(host: string, listed: string[]): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  for (const e of listed) {
+    if (e === 'loopback') {
+      if (h === 'localhost' || h === '::1' || (isIP(h) === 4 && h.startsWith('127.'))) return true;
+    } else if (e.replace(/^\[|\]$/g, '') === h) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** An RPC URL: https, or http to a listed host (the node's answers decide what Sigil signs). */
+function rpcUrl(name: string, v: string, httpHosts: string[]): string {
+  const url = httpUrl(name, v)!;
+  const u = new URL(url);
+  if (u.protocol === 'http:' && !httpHostListed(u.hostname, httpHosts)) {
+    throw new Error(`${name} must be an https URL (plain http only for hosts listed in SIGIL_EVM_RPC_HTTP_HOSTS, loopback by default), got "${u.origin}"`);
+  }
+  return url;
 }
 
 /** One ERC-20 token of SIGIL_EVM_ASSETS (v1AssetMetadata's fields, its address lower-case). */

@@ -1,7 +1,8 @@
 // An Ethereum JSON-RPC client over HTTP (execution-apis: eth_* methods), for broadcasting (issue 18,
 // README "Broadcasting"): one per configured chain. Quantities travel as 0x hex (returned here as
 // bigint); a node's error answer becomes an EvmRpcError carrying its code, message and revert
-// data, so the domain can tell a revert (code 3 with data) from a refusal.
+// data, so the domain can tell a revert (code 3 with data) from a refusal. An answer is read up to
+// a size cap (Config.evmRpcMaxResponseBytes; issue 32): a node cannot make Sigil buffer without end.
 
 /** How long one call may take before it counts as failed (a slow node must not hold a request forever). */
 const CALL_TIMEOUT_MS = 15_000;
@@ -44,10 +45,40 @@ function callObject(c: EvmCall): Record<string, string> {
   return out;
 }
 
+/** The largest answer read when the caller sets none. */
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** The body of `response`, refused once it passes `limit` bytes (the rest is not read). */
+async function boundedText(response: Response, limit: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new EvmRpcError(`the chain's RPC endpoint answered more than ${limit} bytes (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES)`);
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new EvmRpcError(`the chain's RPC endpoint answered more than ${limit} bytes (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES)`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export class EvmRpc {
   private id = 0;
 
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+  ) {}
 
   async request<T>(method: string, params: unknown[]): Promise<T> {
     let response: Response;
@@ -62,8 +93,9 @@ export class EvmRpc {
       throw new EvmRpcError(`the chain's RPC endpoint could not be reached: ${(err as Error).message}`);
     }
     let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
+    const text = await boundedText(response, this.maxResponseBytes);
     try {
-      body = (await response.json()) as typeof body;
+      body = JSON.parse(text) as typeof body;
     } catch {
       throw new EvmRpcError(`the chain's RPC endpoint answered ${response.status} without a JSON-RPC body`);
     }

@@ -4,7 +4,8 @@
 //
 // eth_send_transaction is resource PRIVATE_KEY / SIGN like every signing activity (semantics §1.3),
 // and its policy keywords are those sign_transaction would give the unsigned transaction it builds
-// (transactionPolicyContext): a policy that denies signing a transaction denies sending it.
+// (transactionPolicyContext), with `activity.params.type` TRANSACTION_TYPE_ETHEREUM as
+// sign_transaction's: a policy that denies signing a transaction denies sending it (issue 32).
 // eth_send_raw_transaction signs nothing; it is governed as PRIVATE_KEY / SIGN too (recorded as
 // deliberate in test/vectors/activity-resources.json), so whoever may send may broadcast, and
 // policies tell the two apart by activity.type.
@@ -16,7 +17,8 @@ import type { ActivityContext, OperationContext } from '../domain/context.js';
 import { transactionPolicyContext } from '../domain/governance/policy-context.js';
 import { notSupported, type Broadcasting, type EthSendTransactionParams, type EthUndelegate7702Params, type PreparedSend } from '../domain/keys/broadcasting.js';
 import { supportedAssets, walletAddressBalances } from '../domain/keys/assets.js';
-import { invalid } from '../errors/errors.js';
+import { resolveSigningTarget } from '../domain/keys/signing.js';
+import { SigilError, invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 
 function broadcasting(ctx: OperationContext): Broadcasting {
@@ -28,8 +30,12 @@ function broadcasting(ctx: OperationContext): Broadcasting {
  * The policy keywords and execution of an activity that sends a transaction Sigil builds: judged as
  * sign_transaction of it (transactionPolicyContext), then signed, recorded and broadcast by `send`.
  */
+/** `activity.params` of every activity that puts an Ethereum transaction on chain, as sign_transaction's. */
+const ETHEREUM_TRANSACTION_PARAMS = () => ({ type: 'TRANSACTION_TYPE_ETHEREUM' });
+
 function sendingPrepared<P>(prepare: (b: Broadcasting, ctx: OperationContext, p: P) => Promise<PreparedSend>) {
   return {
+    policyParams: ETHEREUM_TRANSACTION_PARAMS,
     policyContext: async (ctx: OperationContext, p: P) => {
       const prepared = await prepare(broadcasting(ctx), ctx, p);
       return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
@@ -74,6 +80,7 @@ export const ethSendRawTransactionOp = defineActivity<{ signedTransaction: strin
   type: 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION',
   result: 'ethSendRawTransactionResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
+  policyParams: ETHEREUM_TRANSACTION_PARAMS,
   policyContext: async (ctx, p) => {
     // Refuse an unconfigured chain before anything is recorded.
     broadcasting(ctx).rpc(p.caip2);
@@ -97,8 +104,16 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
     const b = broadcasting(ctx);
     b.rpc(body.caip2);
     if (!/^0x[0-9a-fA-F]{40}$/.test(body.address)) throw invalid(`address must be a 0x-prefixed 20-byte hex address, got "${body.address.slice(0, 80)}"`);
+    // Only an address of this organization's own keys: the nonce Sigil stores for an address tells
+    // how many sends it made, which is no other organization's business (issue 32).
+    const address = body.address.toLowerCase();
+    const notOwn = () => new SigilError('NOT_FOUND', `address ${address} is not an Ethereum address of a wallet account or private key of this organization`);
+    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, address).catch((err) => {
+      throw err instanceof SigilError && err.turnkeyErrorCode === 'NOT_FOUND' ? notOwn() : err;
+    });
+    if (target.curve !== 'CURVE_SECP256K1' || target.address?.toLowerCase() !== address) throw notOwn();
     if (body.nonce !== true) return {};
-    return { nonce: String(await b.nextNonce(body.caip2, body.address.toLowerCase(), ctx.repos)) };
+    return { nonce: String(await b.nextNonce(body.caip2, address, ctx.repos)) };
   },
 });
 

@@ -125,9 +125,14 @@ export async function mfaContexts(input: Omit<DecisionInput, 'votes' | 'submitte
   return (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
 }
 
+/**
+ * The `activity` keyword. An older type value submitted on the path is judged as the current type
+ * (`activity.type` is the declaration's, so `activity.type` and `activity.kind` name one activity):
+ * a DENY written for the current type cannot be passed by submitting an older version (issue 32).
+ */
 function activityOf(input: Pick<DecisionInput, 'decl' | 'type' | 'params'>) {
-  const { decl, type, params } = input;
-  return activityKeyword(type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});
+  const { decl, params } = input;
+  return activityKeyword(decl.type, decl.policy.resource, decl.policy.action, decl.policyParams?.(params) ?? {});
 }
 
 /**

@@ -623,6 +623,10 @@ export interface SendTransactionTable {
   activity_fingerprint: string | null;
   created_at: number;
   updated_at: number;
+  /** When the tracker last looked at it (0: never); migration 027. */
+  checked_at: number;
+  /** `sigil` (built and signed by Sigil) or `raw` (eth_send_raw_transaction); migration 027. */
+  origin: string;
 }
 
 /** The next nonce Sigil hands out for one address on one chain: the row an allocation locks. */

@@ -374,8 +374,8 @@ describe('get_nonces', () => {
     const { sendTransactionStatusId } = await api.ethSendTransaction({ from, caip2: CAIP2, calls: [{ to: recipient(0xd00d), value: '1' }] } as never);
     await included(sigil, sendTransactionStatusId);
     expect((await httpClient(second).getNonces({ organizationId: orgId, address: from, caip2: CAIP2, nonce: true })).nonce).toBe(String(Number(nonce) + 1));
-    // An address Sigil never sent from: the chain's count.
-    expect((await api.getNonces({ address: recipient(0xd00d), caip2: CAIP2, nonce: true } as never)).nonce).toBe('0');
+    // An address of none of the organization's keys is not answered (issue 32; test/e2e/chain-safety.test.ts).
+    await expect(api.getNonces({ address: recipient(0xd00d), caip2: CAIP2, nonce: true } as never)).rejects.toThrow(/not an Ethereum address of a wallet account or private key of this organization/);
     // Nothing requested, nothing answered; the Gas Station nonce is not offered.
     expect(await api.getNonces({ address: from, caip2: CAIP2 } as never)).toEqual({});
     await expect(api.getNonces({ address: from, caip2: CAIP2, gasStationNonce: true } as never)).rejects.toThrow(/not supported by this deployment/);

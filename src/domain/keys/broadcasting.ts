@@ -15,10 +15,22 @@
 // Every change goes through `recordSendTransactionStatus`, in the transaction that makes it, which
 // is where a status-change event (webhooks' SEND_TRANSACTION_STATUS_UPDATES) is enqueued.
 //
-// Nonces: allocated in the database under a row lock per (chain, address) (migration 024), seeded
-// from the node's pending nonce whenever Sigil has nothing of that address in flight, so sends from
-// one address in several processes on one PostgreSQL take consecutive nonces, and a nonce the node
-// moved past (a transaction sent outside Sigil) or one given back is picked up again.
+// Nonces: allocated in the database under a row lock per (chain, address) (migration 024): the
+// larger of the next one Sigil stored and the node's pending nonce, so sends from one address in
+// several processes on one PostgreSQL take consecutive nonces, a nonce the node moved past (a
+// transaction sent outside Sigil) is skipped, and one given back is used again. The node can move
+// the nonce up, never down: a node answering a lower pending nonce cannot make Sigil sign a second
+// transaction for a nonce it already signed one for (issue 32 flaw 5).
+//
+// What the node is trusted with (issue 32 flaw 5): the fees it suggests are bounded by the operator's
+// caps per chain (maxFeePerGas, and gas limit × maxFeePerGas), checked on the transaction as it will
+// be signed, before the policies judge it (they see those fees in eth.tx); its answers are read up
+// to a size cap (src/delivery/evm-rpc.ts); its URL is https unless the operator lists the host.
+//
+// Tracking (issue 32 flaw 3): each pass goes through the organizations with sends in flight in turn,
+// at most TRACK_PER_ORGANIZATION sends of each, least recently checked first, so no organization's
+// sends can hold back another's. A raw send (eth_send_raw_transaction) not mined within
+// SIGIL_EVM_RAW_SEND_TTL_SECONDS is FAILED as expired.
 import { EvmRpc, EvmRpcError, type EvmCall } from '../../delivery/evm-rpc.js';
 import { ethereumTransactionHash, serializeUnsignedEip1559, serializeUnsignedEip7702, type Eip1559Fields } from '../../crypto/tx/index.js';
 import { SigilError, invalid } from '../../errors/errors.js';
@@ -143,6 +155,10 @@ const UINT = /^(0|[1-9][0-9]{0,77})$/;
 const GAS_MARGIN_PERCENT = 20n;
 /** How long a signed, recorded transaction may stay unbroadcast before the tracker broadcasts it (a crash in between). */
 const REBROADCAST_AFTER_MS = 5_000;
+/** Sends of one organization the tracker looks at per pass: no organization can take a whole pass. */
+const TRACK_PER_ORGANIZATION = 20;
+/** Organizations the tracker visits per pass; the next pass goes on from where this one stopped. */
+const TRACK_ORGANIZATIONS_PER_PASS = 50;
 
 function quantity(name: string, v: string | undefined): bigint | undefined {
   if (v === undefined || v === '') return undefined;
@@ -204,6 +220,12 @@ export interface BroadcastingDeps {
   /** CAIP-2 chain id → the ERC-20 tokens the operator lists (Config.evmAssets; src/domain/keys/assets.ts). */
   assets?: Record<string, EvmAssetSetting[]>;
   pollIntervalMs: number;
+  /** The operator's fee cap `which` on a chain, in wei, and the setting that sets it (Config.evmFeeCaps). */
+  feeCap(caip2: string, which: 'maxFeePerGas' | 'maxTxFee'): { wei: bigint; setting: string };
+  /** How long a raw send may stay unmined before it is FAILED as expired (SIGIL_EVM_RAW_SEND_TTL_SECONDS). */
+  rawSendTtlMs: number;
+  /** The largest JSON-RPC answer read (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES). */
+  rpcMaxResponseBytes?: number;
   newId(): string;
   /** Tells this process's webhook dispatcher that events were committed (it polls anyway). */
   wakeWebhooks?: () => void;
@@ -218,9 +240,30 @@ export class Broadcasting {
   /** Events were enqueued by a transaction of this process: wake the dispatcher once it committed. */
   private pendingWake = false;
   private ticking: Promise<void> | undefined;
+  /** The last organization the tracker visited: the next pass goes on after it. */
+  private trackCursor: string | undefined;
 
   constructor(private readonly deps: BroadcastingDeps) {
-    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new EvmRpc(url));
+    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new EvmRpc(url, deps.rpcMaxResponseBytes));
+  }
+
+  /**
+   * The operator's fee caps (issue 32 flaw 5), on the transaction as it will be signed: the node's
+   * suggestion and the caller's choice alike. A refusal names the cap and the setting that raises it.
+   */
+  private checkFees(caip2: string, fields: Eip1559Fields): void {
+    const perGas = this.deps.feeCap(caip2, 'maxFeePerGas');
+    if (fields.maxFeePerGas > perGas.wei) {
+      throw invalid(
+        `maxFeePerGas ${fields.maxFeePerGas} wei is above this deployment's cap of ${perGas.wei} wei per gas on ${caip2} (${perGas.setting}); nothing was sent`,
+      );
+    }
+    const total = this.deps.feeCap(caip2, 'maxTxFee');
+    if (fields.gas * fields.maxFeePerGas > total.wei) {
+      throw invalid(
+        `the transaction could cost up to ${fields.gas * fields.maxFeePerGas} wei in fees (gas limit ${fields.gas} × maxFeePerGas ${fields.maxFeePerGas}), above this deployment's cap of ${total.wei} wei per transaction on ${caip2} (${total.setting}); nothing was sent`,
+      );
+    }
   }
 
   /** The chain's RPC client; a chain without one is refused, naming the setting. */
@@ -350,6 +393,7 @@ export class Broadcasting {
     const target = await this.sender(ctx, p.from, from);
     const [nonce, fees] = await Promise.all([callerNonce ?? this.nextNonce(p.caip2, from, ctx.repos), this.fees(rpc, callerMaxFee, callerPriority)]);
     const fields: Eip1559Fields = { chainId, nonce, gas, to: from, value: 0n, data: '0x', ...fees };
+    this.checkFees(p.caip2, fields);
     const withAuthorization = (n: bigint, authorization: { yParity: bigint; r: bigint; s: bigint }) =>
       serializeUnsignedEip7702({ ...fields, to: from, nonce: n, authorizationList: [{ chainId, address: ZERO_ADDRESS, nonce: n + 1n, ...authorization }] });
     // Judged with an unsigned authorization: the key is opened only after the policy allowed it.
@@ -383,6 +427,7 @@ export class Broadcasting {
       this.fees(rpc, callerMaxFee, callerPriority),
     ]);
     const fields: Eip1559Fields = { chainId, nonce, gas, to, value, data, ...fees };
+    this.checkFees(p.caip2, fields);
     const parsed = parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', serializeUnsignedEip1559(fields));
     return { caip2: p.caip2, from, target, fields, callerNonce: callerNonce !== undefined, parsed };
   }
@@ -414,10 +459,7 @@ export class Broadcasting {
     }
   }
 
-  /**
-   * The nonce the next send from `address` takes: the node's pending nonce when Sigil has nothing
-   * of that address in flight, otherwise the larger of it and the next one Sigil stored.
-   */
+  /** The nonce the next send from `address` takes: the larger of the node's pending nonce and the next one Sigil stored. */
   async nextNonce(caip2: string, address: string, repos: Repositories): Promise<bigint> {
     const rpc = this.rpc(caip2);
     let pending: bigint;
@@ -426,27 +468,7 @@ export class Broadcasting {
     } catch (err) {
       throw unavailable(err);
     }
-    return this.nonceFrom(repos, caip2, address, pending, await repos.sendTransactions.nextNonce(caip2, address));
-  }
-
-  /**
-   * `stored` when Sigil has sends of the address in flight (the node may not have seen them yet),
-   * the node's pending nonce when it has none (re-seeding past nonces given back or used outside
-   * Sigil). `refresh` re-reads the node when its earlier answer is behind what Sigil stored: the
-   * sends in between may have been mined while this one waited for the lock.
-   */
-  private async nonceFrom(
-    repos: Repositories,
-    caip2: string,
-    address: string,
-    pending: bigint,
-    stored: number | undefined,
-    refresh?: () => Promise<bigint>,
-  ): Promise<bigint> {
-    if (stored === undefined || BigInt(stored) <= pending) return pending;
-    const inFlight = await repos.sendTransactions.countBySender(caip2, address, IN_FLIGHT);
-    if (inFlight > 0) return BigInt(stored);
-    return refresh ? refresh() : pending;
+    return nonceFrom(pending, await repos.sendTransactions.nextNonce(caip2, address));
   }
 
   /**
@@ -470,8 +492,7 @@ export class Broadcasting {
     const id = this.deps.newId();
     const row = await once(() => run(async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
-      const refresh = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
-      const nonce = pending === undefined ? prepared.fields.nonce : await this.nonceFrom(repos, caip2, from, pending, stored, refresh);
+      const nonce = pending === undefined ? prepared.fields.nonce : nonceFrom(pending, stored);
       const parsed = prepared.unsignedAt
         ? parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', prepared.unsignedAt(nonce))
         : nonce === prepared.fields.nonce
@@ -493,6 +514,8 @@ export class Broadcasting {
         activity_fingerprint: ctx.fingerprint ?? null,
         created_at: ctx.now,
         updated_at: ctx.now,
+        checked_at: 0,
+        origin: 'sigil',
       };
       await this.recordSendTransactionStatus(repos, record, null, TX_STATUS.INITIALIZED);
       return record;
@@ -575,6 +598,8 @@ export class Broadcasting {
       activity_fingerprint: ctx.fingerprint ?? null,
       created_at: ctx.now,
       updated_at: ctx.now,
+      checked_at: 0,
+      origin: 'raw',
     };
     await once(() => this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING)));
     return { id, transactionHash: hash };
@@ -610,27 +635,53 @@ export class Broadcasting {
     await this.ticking;
   }
 
-  /** One pass over the unfinished transactions. */
+  /**
+   * One pass over the unfinished transactions: the organizations with sends in flight in turn,
+   * going on after the one the last pass stopped at, at most TRACK_PER_ORGANIZATION sends of each,
+   * least recently checked first (those looked at go to the back of their organization's line).
+   */
   async track(now = Date.now()): Promise<void> {
-    const rows = await (this.deps.background ?? this.deps.repos).sendTransactions.listByStatus(IN_FLIGHT, 500);
-    for (const row of rows) {
-      const rpc = this.rpcs.get(row.caip2);
-      if (!rpc) continue;
-      try {
-        if (row.status === TX_STATUS.INITIALIZED) {
-          // Signed and recorded, but the process stopped (or the node was down) before the broadcast.
-          if (row.updated_at < now - REBROADCAST_AFTER_MS) await this.broadcast(row);
-        } else {
-          await this.follow(rpc, row);
-        }
-      } catch (err) {
-        this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'send transaction tracker: check failed, will retry');
+    const reads = (this.deps.background ?? this.deps.repos).sendTransactions;
+    let organizations = await reads.organizationsWithStatus(IN_FLIGHT, this.trackCursor, TRACK_ORGANIZATIONS_PER_PASS);
+    if (organizations.length < TRACK_ORGANIZATIONS_PER_PASS && this.trackCursor !== undefined) {
+      // The end of the list: start again from the first, without visiting one twice in a pass.
+      const wrapped = await reads.organizationsWithStatus(IN_FLIGHT, undefined, TRACK_ORGANIZATIONS_PER_PASS - organizations.length);
+      organizations = [...organizations, ...wrapped.filter((o) => !organizations.includes(o))];
+    }
+    this.trackCursor = organizations.at(-1);
+    const looked: string[] = [];
+    for (const organizationId of organizations) {
+      const rows = await reads.listForTracking(organizationId, IN_FLIGHT, TRACK_PER_ORGANIZATION);
+      for (const row of rows) await this.check(row, now);
+      looked.push(...rows.map((r) => r.id));
+    }
+    // One write per pass: those looked at go to the back of their organization's line.
+    if (looked.length > 0) await this.deps.transaction((repos) => repos.sendTransactions.markChecked(looked, now));
+  }
+
+  /** One unfinished send, once; a failure is logged and left for the next pass. */
+  private async check(row: SendTransactionRow, now: number): Promise<void> {
+    const rpc = this.rpcs.get(row.caip2);
+    if (!rpc) return;
+    try {
+      if (row.status === TX_STATUS.INITIALIZED) {
+        // Signed and recorded, but not broadcast yet: the process stopped (or the node was down)
+        // before the broadcast, or an approval's transaction recorded it (broadcast only once that
+        // transaction has surely committed).
+        if (row.updated_at < now - REBROADCAST_AFTER_MS) await this.broadcast(row);
+      } else {
+        await this.follow(rpc, row, now);
       }
+    } catch (err) {
+      this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'send transaction tracker: check failed, will retry');
     }
   }
 
-  /** A BROADCASTING transaction: mined (INCLUDED or reverted), still pending, replaced, or dropped. */
-  private async follow(rpc: EvmRpc, row: SendTransactionRow): Promise<void> {
+  /**
+   * A BROADCASTING transaction: mined (INCLUDED or reverted), still pending, replaced, or dropped;
+   * a raw send past its time to live is FAILED as expired.
+   */
+  private async follow(rpc: EvmRpc, row: SendTransactionRow, now: number): Promise<void> {
     const receipt = await rpc.receipt(row.tx_hash);
     if (receipt) {
       if (receipt.status === 'success') {
@@ -638,6 +689,15 @@ export class Broadcasting {
       } else {
         await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error: await this.revertReason(rpc, row, receipt.blockNumber) });
       }
+      return;
+    }
+    if (row.origin === 'raw' && row.created_at < now - this.deps.rawSendTtlMs) {
+      // A transaction signed elsewhere that still is not mined (a nonce gap keeps it in the pool for
+      // ever, or the node dropped it): stop following it. Sigil never signed it, so there is no nonce
+      // of its own to give back.
+      await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, {
+        error: { message: `expired: not included within ${Math.round(this.deps.rawSendTtlMs / 1000)} s of its broadcast (SIGIL_EVM_RAW_SEND_TTL_SECONDS)` },
+      });
       return;
     }
     if (await rpc.transaction(row.tx_hash)) return; // in the node's pool: still waiting for a block
@@ -657,7 +717,12 @@ export class Broadcasting {
       await rpc.sendRawTransaction(row.signed_transaction);
     } catch (err) {
       if (err instanceof EvmRpcError && err.code !== undefined && !/already known|already imported|known transaction/i.test(err.message)) {
-        await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error: { message: `dropped: the node no longer has the transaction and refused it again: ${err.message}` } });
+        await this.transaction(async (repos) => {
+          const error = { message: `dropped: the node no longer has the transaction and refused it again: ${err.message}` };
+          if ((await this.recordSendTransactionStatus(repos, row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error })) && row.origin !== 'raw') {
+            await this.giveBackNonce(repos, row);
+          }
+        });
         return;
       }
       throw err;
@@ -690,6 +755,14 @@ async function once<T>(write: () => Promise<T>): Promise<T> {
     if (isUniqueViolation(err)) throw new SigilError('CONFLICT', 'an identical submission (same fingerprint) already sent this transaction; read its activity');
     throw err;
   }
+}
+
+/**
+ * The nonce an allocation hands out: the larger of the node's pending nonce and the next one Sigil
+ * stored. The node moves it up (transactions sent outside Sigil), never down.
+ */
+function nonceFrom(pending: bigint, stored: number | undefined): bigint {
+  return stored !== undefined && BigInt(stored) > pending ? BigInt(stored) : pending;
 }
 
 export function unavailable(err: unknown): SigilError {

@@ -31,6 +31,17 @@
 // seconds: never less than the window, at most 1% longer. Older buckets are deleted as they fall
 // out, and a check reads the group's running total (see TOTAL below), not its buckets.
 //
+// Raw signing (issue 32 flaw 7): the transfers a raw payload authorizes cannot be read (it may be
+// the hash of a transaction, so signing it would move value no control counted). So while a
+// chainAssetTransfer control counts the transfers of a key (its group is the organization, the
+// signing user, or the key's wallet, and it counts raw signing's kind), sign_raw_payload(s) with
+// that key is refused with an error naming the control, unless an ALLOW policy of the organization
+// explicitly allows raw signing for it: its condition reads `controls.<identifier>` and names raw
+// signing's kind ('SIGN_RAW_PAYLOAD' / 'SIGN_RAW_PAYLOADS' or their ACTIVITY_TYPE_ values); raw
+// signing is then judged by the policies as usual and counts nothing. One raw payload is measured
+// instead of refused: an EIP-712 EIP-2612 `Permit` (primary type Permit with spender and value), which
+// counts as the `approve` of `value` it is on its verifying contract (`erc20:<chain>:<contract>`).
+//
 // Cannot be raced: the engine measures the controls the organization's policies read, decides, and
 // if the activity is allowed reserves its counts in a short transaction that first locks each
 // (control, group) row in a fixed order, re-measures, and proceeds only if every control still says
@@ -43,6 +54,7 @@ import { SigilError, invalid } from '../../errors/errors.js';
 import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi } from '../../crypto/abi.js';
 import type { Repositories } from '../../store/index.js';
 import { activityKind } from '../governance/policy-context.js';
+import { loadCompiledPolicies } from '../governance/policies.js';
 import { SCALE, controlOf, type Operator, type VelocityControl } from './velocity-controls.js';
 
 /** One group of one control, and what the activity adds to it. */
@@ -108,6 +120,8 @@ const ERC20_ABI = parseAbi(
     ['transfer', ['to', 'amount']],
     ['transferFrom', ['from', 'to', 'amount']],
     ['approve', ['spender', 'amount']],
+    // OpenZeppelin's increaseAllowance(spender, addedValue): an approve of the amount added.
+    ['increaseAllowance', ['spender', 'amount']],
   ].map(([name, inputs]) => ({
     type: 'function',
     name,
@@ -190,6 +204,47 @@ function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] 
     for (const network of bitcoinNetworksOf(context)) out.push({ key: `btc:${network}`, amount: leaving });
   }
   return out;
+}
+
+/** Activity kinds that sign a raw payload, whose transfers cannot be read. */
+const RAW_SIGNING = new Set(['SIGN_RAW_PAYLOAD', 'SIGN_RAW_PAYLOADS']);
+/** A policy condition names raw signing when it spells its kind or type as a string. */
+const NAMES_RAW_SIGNING = /['"](ACTIVITY_TYPE_)?SIGN_RAW_PAYLOADS?(_V2)?['"]/;
+
+/**
+ * An EIP-2612 permit (EIP-712 primary type `Permit` with `spender` and `value`) as the approve it
+ * is, on its verifying contract; undefined for any other payload.
+ */
+function permitOf(context: PolicyContext): Moved | undefined {
+  const typed = context.eth?.eip_712;
+  if (!typed || typed.primary_type !== 'Permit' || !typed.domain.verifying_contract) return undefined;
+  const { spender, value } = typed.message as Record<string, unknown>;
+  if (spender === undefined || value === undefined) return undefined;
+  const chainId = big(typed.domain.chain_id) ?? 0n;
+  const key = `erc20:${chainId}:${String(typed.domain.verifying_contract).toLowerCase()}`;
+  const amount = typeof value === 'string' && /^[0-9]{1,78}$/.test(value) ? BigInt(value) : big(value);
+  return amount === undefined ? { key, amount: 0n, unreadable: 'the Permit value is not an integer' } : { key, amount };
+}
+
+/**
+ * Refuses raw signing with a key whose transfers a control counts (see the top of this file),
+ * unless a policy explicitly allows raw signing for that control.
+ */
+async function refuseUnmeasuredRawSigning(repos: Repositories, organizationId: string, controls: readonly VelocityControl[], kind: string): Promise<void> {
+  const counting = controls.filter((c) => c.source.kind === 'chainAssetTransfer' && (!c.kinds || c.kinds.has(kind)));
+  if (counting.length === 0) return;
+  const allowed = new Set<string>();
+  for (const p of await loadCompiledPolicies(repos, organizationId)) {
+    if (p.effect !== 'EFFECT_ALLOW' || !p.condition || !NAMES_RAW_SIGNING.test(p.condition.source)) continue;
+    for (const c of p.condition.controls) allowed.add(c);
+  }
+  const refusing = counting.find((c) => !allowed.has(c.identifier));
+  if (!refusing) return;
+  throw new SigilError(
+    'FORBIDDEN',
+    `raw signing with this key is refused: velocity control '${refusing.identifier}' counts its transfers, and the transfers a raw payload authorizes cannot be measured; ` +
+      `an ALLOW policy whose condition reads controls.${refusing.identifier} and names 'SIGN_RAW_PAYLOAD' explicitly allows it`,
+  );
 }
 
 /** Bech32 addresses are case-insensitive (BIP-173) and base58 ones are not. */
@@ -356,9 +411,16 @@ export async function measure(input: {
   const wanted = new Map<string, { control: VelocityControl; groupKey: string }>();
   const measuresTransfers = controls.some((c) => c.source.kind === 'chainAssetTransfer');
   const owned = measuresTransfers ? await Promise.all(input.contexts.map((context) => ownAddresses(input.repos, context))) : [];
+  if (RAW_SIGNING.has(kind)) {
+    // Raw payloads other than permits: refused where a control counts the key's transfers.
+    const unmeasured = input.contexts.filter((context) => !permitOf(context));
+    const counted = controls.filter((c) => unmeasured.some((context) => groupKeyOf(c, input.userId, context) !== undefined));
+    if (unmeasured.length > 0) await refuseUnmeasuredRawSigning(input.cached, input.organizationId, counted, kind);
+  }
   const perContext = input.contexts.map((context, i) => {
     const groups = new Map<string, string>();
-    const moved = measuresTransfers ? transfersOf(context, owned[i]) : [];
+    const permit = RAW_SIGNING.has(kind) ? permitOf(context) : undefined;
+    const moved = measuresTransfers ? (permit ? [permit] : transfersOf(context, owned[i])) : [];
     for (const control of controls) {
       const groupKey = groupKeyOf(control, input.userId, context);
       if (groupKey === undefined) continue;

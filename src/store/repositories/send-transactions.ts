@@ -13,7 +13,13 @@ export type SendTransactionRow = Selectable<SendTransactionTable>;
 
 /** bigint columns come back as strings from PostgreSQL, numbers from SQLite. */
 function normalize(row: SendTransactionRow): SendTransactionRow {
-  return { ...row, nonce: row.nonce === null ? null : Number(row.nonce), created_at: Number(row.created_at), updated_at: Number(row.updated_at) };
+  return {
+    ...row,
+    nonce: row.nonce === null ? null : Number(row.nonce),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+    checked_at: Number(row.checked_at),
+  };
 }
 
 export class SendTransactionsRepo {
@@ -28,22 +34,36 @@ export class SendTransactionsRepo {
     return row && normalize(row);
   }
 
-  /** Transactions in one of `statuses`, oldest first: what the tracker polls. */
-  async listByStatus(statuses: string[], limit: number): Promise<SendTransactionRow[]> {
-    const rows = await this.db.selectFrom('send_transactions').selectAll().where('status', 'in', statuses).orderBy('created_at').orderBy('id').limit(limit).execute();
+  /**
+   * The organizations with a transaction in one of `statuses`, in id order after `after` (from the
+   * first when undefined), at most `limit`: the tracker goes through them in turn (migration 027).
+   */
+  async organizationsWithStatus(statuses: string[], after: string | undefined, limit: number): Promise<string[]> {
+    let q = this.db.selectFrom('send_transactions').select('organization_id').distinct().where('status', 'in', statuses);
+    if (after !== undefined) q = q.where('organization_id', '>', after);
+    const rows = await q.orderBy('organization_id').limit(limit).execute();
+    return rows.map((r) => r.organization_id);
+  }
+
+  /** One organization's transactions in one of `statuses`, least recently checked first, at most `limit`. */
+  async listForTracking(organizationId: string, statuses: string[], limit: number): Promise<SendTransactionRow[]> {
+    const rows = await this.db
+      .selectFrom('send_transactions')
+      .selectAll()
+      .where('status', 'in', statuses)
+      .where('organization_id', '=', organizationId)
+      .orderBy('checked_at')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     return rows.map(normalize);
   }
 
-  /** How many of an address's transactions on a chain are in one of `statuses`. */
-  async countBySender(caip2: string, fromAddress: string, statuses: string[]): Promise<number> {
-    const row = await this.db
-      .selectFrom('send_transactions')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('caip2', '=', caip2)
-      .where('from_address', '=', fromAddress)
-      .where('status', 'in', statuses)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  /** Records that the tracker looked at these transactions at `at`. */
+  async markChecked(ids: string[], at: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable('send_transactions').set({ checked_at: at }).where('id', 'in', ids).execute();
   }
 
   /**
