@@ -35,6 +35,7 @@ import * as m022 from './migrations/022_invitations_email_events.js';
 import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
 import * as m025 from './migrations/025_time_ordered_idempotency.js';
+import * as m026 from './migrations/026_vouched_contacts.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '023_webhooks': m023,
   '024_send_transactions': m024,
   '025_time_ordered_idempotency': m025,
+  '026_vouched_contacts': m026,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -41,6 +41,8 @@ export class OrganizationsRepo {
       identity?: { issuer: string; audience: string; subject: string };
       /** EMAIL / PHONE_NUMBER only: the user's contact must have been verified (list_verified_suborgs). */
       verified?: boolean;
+      /** EMAIL / PHONE_NUMBER only: the contact must be verified or vouched for by the parent (migration 026). */
+      trusted?: boolean;
     },
     page: { limit: number; after?: string; before?: string },
   ): Promise<string[]> {
@@ -61,6 +63,10 @@ export class OrganizationsRepo {
         q = q.where((eb) => {
           let users = eb.selectFrom('users').select('users.id').whereRef('users.organization_id', '=', 'organizations.id').where(column, '=', v);
           if (filter.verified) users = users.where(verifiedColumn, 'is not', null);
+          else if (filter.trusted && filter.type !== 'USERNAME') {
+            const vouchedColumn = filter.type === 'EMAIL' ? 'users.email_vouched_at' : 'users.phone_number_vouched_at';
+            users = users.where((u) => u.or([u(verifiedColumn, 'is not', null), u(vouchedColumn, 'is not', null)]));
+          }
           return eb.exists(users);
         });
         break;
