@@ -86,7 +86,7 @@ export interface ActivityDeclaration<P = any, R = any> {
   addsCredential?: { method: 'AUTHENTICATION_TYPE_PASSKEY' | 'AUTHENTICATION_TYPE_API_KEY' | 'AUTHENTICATION_TYPE_SESSION'; userId: (caller: Caller, params: P) => string | undefined };
   /**
    * Parameter fields holding bearer secrets (src/operations/secret-fields.ts), by path
-   * (`clientSignature`, `rootUsers[].oauthProviders[].oidcToken`): replaced by `<redacted>` in the
+   * (`clientSignature.signature`, `rootUsers[].oauthProviders[].oidcToken`): replaced by `<redacted>` in the
    * stored intent, and the vote keeps the body's fingerprint instead of the body. The registry
    * refuses to start when the schema has a secret field not declared here.
    */

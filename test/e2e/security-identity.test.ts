@@ -10,7 +10,8 @@
 //    the API key alone cannot register the passkey (or API key, or session) that approves its own
 //    waiting signature, and a credential created after an activity was submitted never counts for it;
 //  - flaw 6: the auth proxy refuses a signup that uses none of the configuration's login methods, and
-//    limits signups per client address.
+//    limits signups per client address;
+//  - the stored otp_login intent keeps v1ClientSignature's shape, with only its signature redacted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { TurnkeySDKClientBase } from '@turnkey/core/dist/__generated__/sdk-client-base.mjs';
@@ -153,6 +154,10 @@ describe('flaw 1: email logins through the parent match only contacts verified o
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const session = decode(res.body.activity.result.otpLoginResult.session);
     expect(session).toMatchObject({ organization_id: own.id, user_id: own.userId });
+    // The stored intent keeps v1ClientSignature's shape: only its signature is redacted (issue 32).
+    const seen = await sdkServerClient(sigil).getActivity({ activityId: res.body.activity.id });
+    expect(seen.activity.intent.otpLoginIntentV2!.clientSignature).toEqual({ ...login.parameters.clientSignature, signature: '<redacted>' });
+    expect(JSON.stringify(seen)).not.toContain(login.parameters.clientSignature.signature);
 
     // The attested login, as @turnkey/core sends it after its account lookup.
     const attested = newKey();
