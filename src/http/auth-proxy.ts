@@ -124,7 +124,6 @@ async function signup(call: ProxyCall, services: Services) {
   for (const f of ['apiKeys', 'authenticators', 'oauthProviders']) {
     if (body[f] !== undefined && !Array.isArray(body[f])) throw invalid(`bad request body: ${f} must be a list`);
   }
-  checkSignupMethods(body, call.settings);
   const email = optional<string>(body.userEmail);
   const phone = optional<string>(body.userPhoneNumber);
   // A contact is only taken with proof: otherwise anyone could attach someone else's email to an
@@ -132,6 +131,7 @@ async function signup(call: ProxyCall, services: Services) {
   if ((email || phone) && !body.verificationToken) {
     throw invalid('bad request body: userEmail and userPhoneNumber need the verificationToken of an OTP sent to them');
   }
+  checkSignupMethods(body, call.settings);
   // Counted per client address before anything is verified or created (README "Auth proxy").
   await call.takeSignup();
   // No stamp vouches for the OIDC tokens here, so each must verify before its identity is registered.
