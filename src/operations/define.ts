@@ -78,7 +78,8 @@ export interface ActivityDeclaration<P = any, R = any> {
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /**
-   * The activity gives a user a credential that can stamp as `method` (an MFA authentication type):
+   * The activity gives a user a credential that can stamp as `method` (an MFA authentication type; an
+   * OAuth identity counts as the sessions it logs in to):
    * while that user has MFA policies, it must itself meet the first of them such a credential could
    * meet (src/domain/identity/mfa-policies.ts matchingMfaPolicy). `userId` names the user (undefined:
    * the caller's own, or none known).

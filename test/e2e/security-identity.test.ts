@@ -8,7 +8,8 @@
 //    decoy verified, nor fail for "more than one user" once the victim has an account of their own;
 //  - flaw 2: with the README's example MFA policy ("signing needs a passkey", guarding MFA_POLICY),
 //    the API key alone cannot register the passkey (or API key, or session) that approves its own
-//    waiting signature, and a credential created after an activity was submitted never counts for it;
+//    waiting signature (or links an OAuth identity to log in with), and a credential created after
+//    an activity was submitted never counts for it;
 //  - flaw 6: the auth proxy refuses a signup that uses none of the configuration's login methods, and
 //    limits signups per client address;
 //  - the stored otp_login intent keeps v1ClientSignature's shape, with only its signature redacted.
@@ -272,7 +273,7 @@ describe('flaw 2: a credential added while MFA policies hold meets them itself, 
     await expectRefusedUnchanged(sigil, before, await bob.rawApprove(waiting.activity.fingerprint, second), 401, 16, 'PUBLIC_KEY_NOT_FOUND', /./);
   });
 
-  it('a session step is not met by a session the API key logs in, with or without a session profile', async () => {
+  it('a session step is not met by a session the API key logs in, with or without a session profile, nor by an OAuth identity it links', async () => {
     const profileOwner = await subOrganization('mfa carol');
     const { sessionProfileId } = await sdkServerClient(sigil, profileOwner.key, profileOwner.id).createSessionProfile({ sessionProfileName: 'mfa sessions', scope: 'true' });
     const sub = { ...profileOwner };
@@ -298,6 +299,14 @@ describe('flaw 2: a credential added while MFA policies hold meets them itself, 
       const login = await client.stampLogin({ type: 'ACTIVITY_TYPE_STAMP_LOGIN', timestampMs: now(), organizationId: sub.id, parameters: { publicKey: session.apiPublicKey, ...extra } as never });
       expect(login.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED');
     }
+    // Nor by an OAuth identity of the attacker's, which would log in to such sessions.
+    const linked = await client.createOauthProviders({
+      type: 'ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2',
+      timestampMs: now(),
+      organizationId: sub.id,
+      parameters: { userId: sub.userId, oauthProviders: [{ providerName: 'Google', oidcClaims: { iss: 'https://accounts.google.com', sub: 'attacker', aud: 'client-web' } }] } as never,
+    });
+    expect(linked.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED');
   });
 });
 
