@@ -122,7 +122,11 @@ export interface Config {
    * burst (the most requests passing at once) defaults to the RPS rounded up. Off unless set: a
    * self-hosted deployment picks its own numbers, and an unset limit costs no database write.
    */
-  rateLimits: { organization?: RateLimit; apiKey?: RateLimit };
+  /**
+   * `signup`: the auth proxy's /v1/signup per client address (SIGIL_AUTH_PROXY_SIGNUPS_PER_HOUR,
+   * default 20 an hour; 0 turns it off): anyone may call it, and each signup creates an organization.
+   */
+  rateLimits: { organization?: RateLimit; apiKey?: RateLimit; signup?: RateLimit };
   /** Organization quota overrides by name (SIGIL_QUOTAS, e.g. `wallets=1000,users=500`); empty: the documented limits. */
   quotas: Record<string, number>;
   /** Serving processes `sigil serve` runs (--workers / SIGIL_WORKERS: a number or `auto` = one per core); 1 = no cluster. */
@@ -363,6 +367,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     rateLimits: {
       organization: rateLimit('SIGIL_RATE_LIMIT_ORG', env.SIGIL_RATE_LIMIT_ORG_RPS, env.SIGIL_RATE_LIMIT_ORG_BURST),
       apiKey: rateLimit('SIGIL_RATE_LIMIT_KEY', env.SIGIL_RATE_LIMIT_KEY_RPS, env.SIGIL_RATE_LIMIT_KEY_BURST),
+      signup: perHour('SIGIL_AUTH_PROXY_SIGNUPS_PER_HOUR', env.SIGIL_AUTH_PROXY_SIGNUPS_PER_HOUR, DEFAULT_SIGNUPS_PER_HOUR),
     },
     quotas: quotaOverrides(env.SIGIL_QUOTAS),
     workers: workers(str(flags.workers) ?? (env.SIGIL_WORKERS || undefined)),
@@ -671,6 +676,16 @@ function httpUrl(name: string, v: string | undefined): string | undefined {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${v}"`);
   return u.toString();
+}
+
+/** Signups through the auth proxy one client address may make in an hour, unless configured. */
+export const DEFAULT_SIGNUPS_PER_HOUR = 20;
+
+/** `n` an hour (0: no limit): a bucket of `n`, refilled evenly over the hour. */
+function perHour(name: string, text: string | undefined, fallback: number): RateLimit | undefined {
+  const n = int(name, text || undefined, fallback);
+  if (n < 0) throw new Error(`${name} must be a whole number from 0 (no limit), got "${text}"`);
+  return n === 0 ? undefined : { rps: n / 3600, burst: n };
 }
 
 /** `<prefix>_RPS` (0 or unset: no limit) and `<prefix>_BURST`. */

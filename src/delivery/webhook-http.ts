@@ -2,8 +2,8 @@
 //
 // Destinations: http(s) URLs without user info. Every address the host resolves to must be public —
 // loopback, private (RFC 1918, unique-local), link-local (cloud metadata at 169.254.169.254),
-// carrier-grade NAT, multicast, reserved and documentation ranges, IPv4-mapped and NAT64 IPv6
-// are refused — unless the operator lists it (SIGIL_WEBHOOK_ALLOWED_HOSTS: host names, addresses,
+// carrier-grade NAT, multicast, reserved and documentation ranges, the 6to4 relay anycast, and the
+// IPv6 forms of such IPv4 addresses (mapped, compatible, SIIT, NAT64, 6to4) are refused — unless the operator lists it (SIGIL_WEBHOOK_ALLOWED_HOSTS: host names, addresses,
 // CIDR blocks, or `loopback` / `private` / `linklocal`). Plain http is accepted only for listed hosts:
 // an operator's receiver on loopback or an internal network. Turnkey's contract: "URLs must use
 // https ... and resolve to a public destination", "Redirects are not followed".
@@ -27,6 +27,8 @@ const V4_SPECIAL: [string, number, 'loopback' | 'private' | 'linklocal' | 'reser
   ['172.16.0.0', 12, 'private'],
   ['192.0.0.0', 24, 'reserved'],
   ['192.0.2.0', 24, 'reserved'],
+  // The 6to4 relay anycast (RFC 7526 deprecated it): it forwards to addresses it alone chooses.
+  ['192.88.99.0', 24, 'reserved'],
   ['192.168.0.0', 16, 'private'],
   ['198.18.0.0', 15, 'reserved'],
   ['198.51.100.0', 24, 'reserved'],
@@ -37,7 +39,9 @@ const V4_SPECIAL: [string, number, 'loopback' | 'private' | 'linklocal' | 'reser
 const V6_SPECIAL: [string, number, 'loopback' | 'private' | 'linklocal' | 'reserved'][] = [
   ['::', 128, 'reserved'],
   ['::1', 128, 'loopback'],
-  ['64:ff9b::', 96, 'reserved'],
+  // 64:ff9b::/96 (NAT64) is judged by the IPv4 address it carries (unmapped); the local-use
+  // NAT64 prefix (RFC 8215) translates inside the operator's own network.
+  ['64:ff9b:1::', 48, 'private'],
   ['100::', 64, 'reserved'],
   ['2001:db8::', 32, 'reserved'],
   ['fc00::', 7, 'private'],
@@ -57,18 +61,37 @@ const NAMED = new Set(['loopback', 'private', 'linklocal']);
 
 export class WebhookDestinationRefused extends Error {}
 
+/** The eight 16-bit groups of an IPv6 address (dotted IPv4 tail and zone allowed). */
+function groupsOf(address: string): number[] {
+  // WHATWG URL parsing normalizes the text form (a dotted tail becomes two hex groups).
+  const text = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const part = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = part(head);
+  const right = part(tail);
+  return tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+}
+
+const dotted = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
 /**
- * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it reaches, so it is judged as
- * that address (BlockList alone matches every IPv4 address against an IPv6 rule for ::ffff:0:0/96).
+ * An IPv6 address that carries an IPv4 address the packets reach, as that IPv4 address, so it is
+ * judged (and allowed) as that address: IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d (not
+ * :: or ::1), SIIT ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d (RFC 6052) and 6to4 2002:aabb:ccdd::/48
+ * (RFC 3056). BlockList alone matches every IPv4 address against an IPv6 rule for ::ffff:0:0/96 and
+ * sees none of the others.
  */
 function unmapped(address: string, family: number): { address: string; family: number } {
   if (family !== 6) return { address, family };
-  const hex = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
-  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(hex);
-  if (!m) return { address, family };
-  const hi = parseInt(m[1], 16);
-  const lo = parseInt(m[2], 16);
-  return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: 4 };
+  const g = groupsOf(address);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const v4 = { family: 4 };
+  if (zeros(0, 5) && g[5] === 0xffff) return { ...v4, address: dotted(g[6], g[7]) };
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return { ...v4, address: dotted(g[6], g[7]) };
+  if (zeros(0, 6) && (g[6] !== 0 || g[7] > 1)) return { ...v4, address: dotted(g[6], g[7]) };
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return { ...v4, address: dotted(g[6], g[7]) };
+  if (g[0] === 0x2002) return { ...v4, address: dotted(g[1], g[2]) };
+  return { address, family };
 }
 
 /** Parses SIGIL_WEBHOOK_ALLOWED_HOSTS entries; throws on one that is none of the accepted forms. */

@@ -18,7 +18,7 @@ import { OAUTH_METHODS, type AuthMethod } from '../domain/identity/auth-methods.
 import { proxyKeyAt, requireAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
 import { readVerificationToken } from '../domain/identity/otp.js';
-import { contactKindOf, sameContact } from '../domain/identity/verified-contacts.js';
+import { contactKindOf, sameContact, subOrganizationsTrustingContact } from '../domain/identity/verified-contacts.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { parseBody } from '../pipeline/envelope.js';
@@ -37,12 +37,14 @@ interface ProxyCall {
   /** `generateAppProofs`: the activity carries app proofs (README "App proofs"), as signup's answer does. */
   submit(operation: string, type: string, parameters: Json, generateAppProofs?: boolean): Promise<Json>;
   query(operation: string, body: Json): Promise<Json>;
+  /** Takes a token of the client address's signup bucket (429 when it is empty). */
+  takeSignup(): Promise<void>;
 }
 
 interface Endpoint {
   /** Login methods of which at least one must be enabled; none: always available. */
   methods?: (body: Json) => AuthMethod[];
-  handle(call: ProxyCall, services: Services): Promise<Json>;
+  handle(call: ProxyCall, services: Services, repos: Repositories): Promise<Json>;
 }
 
 const disallowed = (what: string) => new SigilError('REQUEST_NOT_AUTHORIZED', `${what} disallowed: the auth proxy configuration does not enable it`);
@@ -85,15 +87,37 @@ async function otpLogin(call: ProxyCall, requireSignature: boolean) {
   return { session: r.session };
 }
 
-/** Login methods a signup body uses: a verified contact, passkeys, OAuth identities, wallet keys. */
-function signupMethods(body: Json): AuthMethod[] {
+/**
+ * The login methods a signup body uses, one group per kind of credential: a verified contact,
+ * passkeys, OAuth identities, wallet keys. A P-256 API key alone is no login method (it is the
+ * session key @turnkey/core adds beside one).
+ */
+function signupMethods(body: Json): AuthMethod[][] {
   // Read before the body's types are checked (signup does that), so a wrong type counts as absent.
   const list = (v: unknown): Json[] => (Array.isArray(v) ? v : []);
-  if (list(body.oauthProviders).length > 0) return [...OAUTH_METHODS];
-  if (list(body.authenticators).length > 0) return ['passkey'];
-  if (body.verificationToken) return ['email', 'sms'];
-  if (list(body.apiKeys).some((k) => k?.curveType !== 'API_KEY_CURVE_P256')) return ['wallet'];
-  return [];
+  const groups: AuthMethod[][] = [];
+  if (list(body.oauthProviders).length > 0) groups.push([...OAUTH_METHODS]);
+  if (list(body.authenticators).length > 0) groups.push(['passkey']);
+  if (body.verificationToken) groups.push(['email', 'sms']);
+  if (list(body.apiKeys).some((k) => k?.curveType !== 'API_KEY_CURVE_P256')) groups.push(['wallet']);
+  return groups;
+}
+
+/**
+ * A signup must use at least one login method and only methods the configuration enables: otherwise
+ * anyone could make themselves an organization with a root key of their own (issue 32, flaw 6).
+ */
+function checkSignupMethods(body: Json, settings: AuthProxySettings): void {
+  const groups = signupMethods(body);
+  if (groups.length === 0) {
+    throw new SigilError(
+      'REQUEST_NOT_AUTHORIZED',
+      `signup disallowed: it uses none of the login methods the auth proxy configuration enables (${settings.allowedAuthMethods.join(', ') || 'none'}); a P-256 API key alone is not a login method`,
+    );
+  }
+  for (const group of groups) {
+    if (!group.some((m) => settings.allowedAuthMethods.includes(m))) throw disallowed(group.some((m) => OAUTH_METHODS.includes(m)) ? 'OAUTH' : group.join('/').toUpperCase());
+  }
 }
 
 async function signup(call: ProxyCall, services: Services) {
@@ -108,6 +132,9 @@ async function signup(call: ProxyCall, services: Services) {
   if ((email || phone) && !body.verificationToken) {
     throw invalid('bad request body: userEmail and userPhoneNumber need the verificationToken of an OTP sent to them');
   }
+  checkSignupMethods(body, call.settings);
+  // Counted per client address before anything is verified or created (README "Auth proxy").
+  await call.takeSignup();
   // No stamp vouches for the OIDC tokens here, so each must verify before its identity is registered.
   for (const [i, p] of (body.oauthProviders ?? []).entries()) {
     if (p?.oidcToken) await services.oidc.verify(p.oidcToken, {});
@@ -143,7 +170,7 @@ async function signup(call: ProxyCall, services: Services) {
 }
 
 /** `account`: the sub-organization holding a contact, an OIDC identity, a public key or a credential id. */
-async function account(call: ProxyCall, services: Services) {
+async function account(call: ProxyCall, services: Services, repos: Repositories) {
   const { body, settings, config } = call;
   need(body, 'filterType', 'filterValue');
   const type = String(body.filterType);
@@ -165,7 +192,13 @@ async function account(call: ProxyCall, services: Services) {
   } else if (!['PUBLIC_KEY', 'CREDENTIAL_ID', 'NAME', 'USERNAME'].includes(type)) {
     throw invalid(`bad request body: filterType must be one of EMAIL, PHONE_NUMBER, OIDC_TOKEN, PUBLIC_KEY, CREDENTIAL_ID, NAME, USERNAME`);
   }
-  const r = await call.query('list_suborgs', { filterType: type, filterValue, paginationOptions: { limit: '2' } });
+  // A contact answers only the sub-organization where it is verified or the parent set it: the
+  // @turnkey/core OTP flow logs in to whatever this answers, and anyone who owns a sub-organization
+  // can write any email into it (README "Email and SMS logins through the parent").
+  const r =
+    type === 'EMAIL' || type === 'PHONE_NUMBER'
+      ? { organizationIds: await subOrganizationsTrustingContact(repos, config.organization_id, type, filterValue) }
+      : await call.query('list_suborgs', { filterType: type, filterValue, paginationOptions: { limit: '2' } });
   const ids: string[] = r.organizationIds ?? [];
   return ids.length > 0 ? { organizationId: ids[0] } : {};
 }
@@ -224,8 +257,8 @@ const ENDPOINTS: Record<string, Endpoint> = {
   },
   otp_login: { methods: () => ['email', 'sms'], handle: (c) => otpLogin(c, false) },
   otp_login_v2: { methods: () => ['email', 'sms'], handle: (c) => otpLogin(c, true) },
-  signup: { methods: signupMethods, handle: signup },
-  signup_v2: { methods: signupMethods, handle: signup },
+  signup: { handle: signup },
+  signup_v2: { handle: signup },
   oauth_login: {
     methods: () => [...OAUTH_METHODS],
     handle: async (c) => {
@@ -318,6 +351,14 @@ export async function authProxyServer(opts: {
       config,
       settings,
       body,
+      takeSignup: async () => {
+        const headers: Record<string, string> = {};
+        try {
+          await opts.pipeline.rateLimiter.takeSignup(req.ip, Date.now(), headers);
+        } finally {
+          reply.headers(headers);
+        }
+      },
       query: (operation, payload) => send('query', operation, { organizationId: config.organization_id, ...payload }),
       submit: async (operation, type, parameters, generateAppProofs = false) => {
         const envelope = { type, timestampMs: String(Date.now()), organizationId: config.organization_id, parameters };
@@ -331,7 +372,7 @@ export async function authProxyServer(opts: {
         return { ...(member ? result[member] : {}), ...(activity.appProofs ? { appProofs: activity.appProofs } : {}) };
       },
     };
-    return reply.send(await endpoint.handle(call, opts.services));
+    return reply.send(await endpoint.handle(call, opts.services, opts.repos));
   });
   return app;
 }

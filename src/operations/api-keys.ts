@@ -13,6 +13,7 @@ export const createApiKeysOp = defineActivity<{ apiKeys: ApiKeyParams[]; userId:
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),
   selfService: (caller, p) => caller.user.id === p.userId,
+  addsCredential: { method: 'AUTHENTICATION_TYPE_API_KEY', userId: (_caller, p) => p.userId },
   execute: async (ctx, p) => {
     const orgId = ctx.organization.id;
     if (p.apiKeys.length === 0) throw invalid('apiKeys must list at least one key');

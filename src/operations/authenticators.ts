@@ -22,6 +22,7 @@ export const createAuthenticatorsOp = defineActivity<{ authenticators: Authentic
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),
   selfService: (caller, p) => caller.user.id === p.userId,
+  addsCredential: { method: 'AUTHENTICATION_TYPE_PASSKEY', userId: (_caller, p) => p.userId },
   execute: async (ctx, p) => {
     const orgId = ctx.organization.id;
     if (p.authenticators.length === 0) throw invalid('authenticators must list at least one authenticator');

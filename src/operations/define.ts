@@ -78,8 +78,16 @@ export interface ActivityDeclaration<P = any, R = any> {
   /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /**
+   * The activity gives a user a credential that can stamp as `method` (an MFA authentication type; an
+   * OAuth identity counts as the sessions it logs in to):
+   * while that user has MFA policies, it must itself meet the first of them such a credential could
+   * meet (src/domain/identity/mfa-policies.ts matchingMfaPolicy). `userId` names the user (undefined:
+   * the caller's own, or none known).
+   */
+  addsCredential?: { method: 'AUTHENTICATION_TYPE_PASSKEY' | 'AUTHENTICATION_TYPE_API_KEY' | 'AUTHENTICATION_TYPE_SESSION'; userId: (caller: Caller, params: P) => string | undefined };
+  /**
    * Parameter fields holding bearer secrets (src/operations/secret-fields.ts), by path
-   * (`clientSignature`, `rootUsers[].oauthProviders[].oidcToken`): replaced by `<redacted>` in the
+   * (`clientSignature.signature`, `rootUsers[].oauthProviders[].oidcToken`): replaced by `<redacted>` in the
    * stored intent, and the vote keeps the body's fingerprint instead of the body. The registry
    * refuses to start when the schema has a secret field not declared here.
    */

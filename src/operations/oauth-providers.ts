@@ -15,6 +15,8 @@ export const createOauthProvidersOp = defineActivity<{ userId: string; oauthProv
   policy: { resource: 'CREDENTIAL', action: 'CREATE' },
   policyParams: (p) => ({ user_id: p.userId }),
   selfService: (caller, p) => caller.user.id === p.userId,
+  // An OAuth identity logs in to sessions (oauth_login, the attested stamp_login).
+  addsCredential: { method: 'AUTHENTICATION_TYPE_SESSION', userId: (_caller, p) => p.userId },
   parentOrganizationMaySubmit: (ctx, p) => checkParentSocialLinking(ctx, p),
   secretFields: ['oauthProviders[].oidcToken'],
   execute: (ctx, p) => createOauthProviders(ctx, p),

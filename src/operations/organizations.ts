@@ -102,7 +102,7 @@ export const createSubOrganizationOp = defineActivity<
   result: 'createSubOrganizationResultV8',
   policy: { resource: 'ORGANIZATION', action: 'CREATE' },
   // The verification token and its signup signature log a user in; OIDC tokens are bearer tokens.
-  secretFields: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
+  secretFields: ['verificationToken', 'clientSignature.signature', 'rootUsers[].oauthProviders[].oidcToken'],
   appProofFacts: (_ctx, p, r) => [
     ...(r.wallet && p.wallet ? walletDerivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
     ...(r.privateKeys ?? []).flatMap((k) => keyDerivationFacts(r.subOrganizationId, k.addresses.map((a) => a.address))),

@@ -62,7 +62,7 @@ export const otpLoginOp = defineActivity<OtpLoginParams, unknown>({
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
   parentOrganizationMaySubmit: true,
-  secretFields: ['verificationToken', 'clientSignature'],
+  secretFields: ['verificationToken', 'clientSignature.signature'],
   execute: (ctx, p) => otpLogin(ctx, p),
 });
 

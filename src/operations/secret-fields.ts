@@ -9,7 +9,8 @@
 // src/schemas), by field name and schema type, not by hand: the registry walks every parameter and
 // result definition an operation accepts and refuses to start when a field of a secret kind is not in
 // the operation's declared `secretFields` / `resultSecretFields`. Declarations name fields by path:
-// `verificationToken`, `clientSignature`, `rootUsers[].oauthProviders[].oidcToken`.
+// `verificationToken`, `clientSignature.signature`, `rootUsers[].oauthProviders[].oidcToken`. A client
+// signature keeps its object shape (issue 32): only its `signature` is redacted.
 import { definitions } from '../schemas/index.js';
 
 /** A kind of bearer secret, recognised by a field's name and the JSON type its schema gives it. */
@@ -19,6 +20,11 @@ interface SecretKind {
   types: ReadonlyArray<'string' | 'object'>;
   /** Results also carry fields of this kind that must not be stored readable. */
   inResults: boolean;
+  /**
+   * The member of an object field that is the secret: only it is redacted, so the stored record
+   * keeps the shape the API schema gives it (a v1ClientSignature stays an object).
+   */
+  member?: string;
 }
 
 /**
@@ -32,7 +38,7 @@ export const SECRET_KINDS: readonly SecretKind[] = [
   { kind: 'OIDC token', name: /^oidcToken$/, types: ['string'], inResults: true },
   { kind: 'OTP code', name: /^otpCode$/, types: ['string'], inResults: true },
   { kind: 'encrypted bundle', name: /^(encrypted[A-Za-z]*Bundle|[a-z]*ApprovalBundle|credentialBundle)$/, types: ['string'], inResults: false },
-  { kind: 'client signature', name: /^clientSignature$/, types: ['object'], inResults: false },
+  { kind: 'client signature', name: /^clientSignature$/, types: ['object'], inResults: false, member: 'signature' },
   { kind: 'OAuth 2.0 code or verifier', name: /^(authCode|codeVerifier)$/, types: ['string'], inResults: true },
   { kind: 'secret or password', name: /(Secret|secret[A-Z]\w*Payload|^secretPayloads?$|[Pp]assword|[Pp]assphrase|^cvv$|^mnemonic$|^encryptedPrivate\w*)/, types: ['string'], inResults: true },
 ];
@@ -68,7 +74,7 @@ export function secretFieldsOf(definition: string, where: 'parameters' | 'result
       const kind = SECRET_KINDS.find(
         (k) => k.name.test(field) && (where === 'parameters' || k.inResults) && k.types.includes(type as 'string' | 'object'),
       );
-      if (kind) out.push({ path: at, kind: kind.kind });
+      if (kind) out.push({ path: kind.member ? `${at}.${kind.member}` : at, kind: kind.kind });
       else walk(sub, at, next);
     }
   };

@@ -17,6 +17,10 @@ export const createReadWriteSessionOp = defineActivity<ReadWriteSessionParams, u
   // By email the session is the caller's own only when that email is exactly the caller's, as the
   // user is then looked up by it (an exact match).
   selfService: (caller, p) => (p.email !== undefined ? caller.user.user_email === p.email : !p.userId || p.userId === caller.user.id),
+  addsCredential: {
+    method: 'AUTHENTICATION_TYPE_SESSION',
+    userId: (caller, p) => p.userId || (p.email === undefined || caller.user.user_email === p.email ? caller.user.id : undefined),
+  },
   execute: (ctx, p) => createReadWriteSession(ctx, p),
 });
 
@@ -46,5 +50,6 @@ export const stampLoginOp = defineActivity<
   credentialMayBeInSubOrganization: true,
   // @turnkey/core's loginWithOtp / loginWithOauth stamp it with X-Stamp-Attested only.
   acceptsAttestedStamp: true,
+  addsCredential: { method: 'AUTHENTICATION_TYPE_SESSION', userId: (caller) => caller.user.id },
   execute: (ctx, p) => stampLogin(ctx, p),
 });

@@ -528,8 +528,10 @@ export class ActivityRunner {
       if (state) {
         if (!(await this.presentMethod(repos, target, state, base))) return vote;
       } else {
-        const mfa = await this.mfaOf(repos, base.organization.id, target.organization_id, base.caller, target.id, base.now, () =>
-          mfaContexts({ repos, decl: operation.decl, type: target.type, params, now: base.now, hookContext: decision.hookContext, contexts: decision.contexts }),
+        const mfa = await this.mfaOf(
+          repos, base.organization.id, target.organization_id, base.caller, target.id, base.now,
+          () => mfaContexts({ repos, decl: operation.decl, type: target.type, params, now: base.now, hookContext: decision.hookContext, contexts: decision.contexts }),
+          target.created_at,
         );
         if (mfa) await repos.mfaPolicies.insertActivityMfa(mfa.row);
         if (mfa && !mfa.met) return vote;
@@ -583,11 +585,13 @@ export class ActivityRunner {
     const steps = JSON.parse(state.required_methods) as RequiredStep[];
     const presented = JSON.parse(state.satisfied_methods) as PresentedMethod[];
     const before = assignMethods(steps, presented);
-    const method = presentedMethod(base.caller.credential);
+    // A credential created after the activity was submitted meets nothing (issue 32, flaw 2).
+    const method = presentedMethod(base.caller.credential, target.created_at);
     const after = method ? assignMethods(steps, [...presented, method]) : [];
     if (!method || after.filter(Boolean).length === before.filter(Boolean).length) {
       const unmet = before.map((m, i) => (m ? undefined : steps[i].any.map((r) => (r.id ? `${r.type} (${r.id})` : r.type)).join(' or '))).filter(Boolean);
-      const what = method ? `a ${method.type} stamp${presented.some((p) => p.publicKey === method.publicKey) ? ' from a credential already counted' : ''}` : 'an attested stamp';
+      const why = method?.createdAfterSubmission ? ' from a credential created after the activity was submitted' : method && presented.some((p) => p.publicKey === method.publicKey) ? ' from a credential already counted' : '';
+      const what = method ? `a ${method.type} stamp${why}` : 'an attested stamp';
       throw notAuthorized(
         `request not authorized: approving activity ${target.id} with ${what} meets none of the steps of MFA policy ${state.mfa_policy_id} still unmet: ${unmet.map((u) => `[${u}]`).join(', ')}; approve it stamped with one of those methods`,
       );
@@ -651,11 +655,13 @@ export class ActivityRunner {
     activityId: string,
     now: number,
     contexts: () => Promise<PolicyContext[]>,
+    /** When the activity was submitted (a vote's); a credential created later meets nothing. */
+    submittedAt = now,
   ): Promise<{ row: ActivityMfaRow; met: boolean } | undefined> {
     const policy = await matchingMfaPolicy(repos, organizationId, caller.user.id, contexts);
     if (!policy) return undefined;
     const steps = JSON.parse(policy.required_methods) as RequiredStep[];
-    const method = presentedMethod(caller.credential);
+    const method = presentedMethod(caller.credential, submittedAt);
     const presented = method && assignMethods(steps, [method]).some(Boolean) ? [method] : [];
     return {
       row: {

@@ -10,6 +10,7 @@ import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensu
 import type { Caller, OperationContext } from '../domain/context.js';
 import { loadCompiledPolicies } from '../domain/governance/policies.js';
 import { sessionScope } from '../domain/identity/session-profiles.js';
+import { ADDS_CREDENTIAL, type AddedCredential } from '../domain/identity/mfa-policies.js';
 import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import { evaluatePolicyExpression, fieldMatches, type PolicyContext } from '../policy/index.js';
@@ -118,11 +119,16 @@ export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitte
 
 /**
  * The contexts an MFA policy's condition is judged in: the activity's own keywords, `activity` and
- * `time`, as policies see them (src/domain/identity/mfa-policies.ts).
+ * `time`, as policies see them (src/domain/identity/mfa-policies.ts), marked when the activity adds
+ * a credential to a user (the declaration's `addsCredential`), which MFA policies guard whatever
+ * their conditions.
  */
 export async function mfaContexts(input: Omit<DecisionInput, 'votes' | 'submitter' | 'org'>): Promise<PolicyContext[]> {
   const shared = { activity: activityOf(input), time: { now: new Date(input.now) } };
-  return (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
+  const adds = input.decl.addsCredential;
+  const userId = adds?.userId(input.hookContext.caller, input.params);
+  const added: AddedCredential | undefined = adds && userId ? { method: adds.method, userId } : undefined;
+  return (await ownContexts(input)).map((c) => ({ ...c, ...shared, ...(added ? { [ADDS_CREDENTIAL]: added } : {}) }));
 }
 
 /**

@@ -80,7 +80,7 @@ export class Pipeline {
 
   private readonly activities: ActivityRunner;
 
-  private readonly rateLimiter: RateLimiter;
+  readonly rateLimiter: RateLimiter;
 
   /** Shape limits of every body (src/pipeline/input-limits.ts), shared with the auth proxy. */
   readonly limits: JsonLimits;

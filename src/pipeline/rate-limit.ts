@@ -18,6 +18,9 @@
 //    recorded (the HTTP layer audits the refusal like any other). Every answer carries
 //    `ratelimit-limit` (the bucket's burst) and `ratelimit-remaining` of the tighter bucket; a
 //    refusal adds `retry-after` (seconds).
+//  - Signups through the auth proxy have a bucket per client address (takeSignup; on by default,
+//    SIGIL_AUTH_PROXY_SIGNUPS_PER_HOUR): the endpoint takes no credential, and each signup creates an
+//    organization with keys of its own.
 import type { Config, RateLimit } from '../config/config.js';
 import { credentialPublicKey, type Caller } from '../domain/context.js';
 import { SigilError } from '../errors/errors.js';
@@ -26,6 +29,7 @@ import type { OrganizationRow, Store } from '../store/index.js';
 export const ORGANIZATION_RATE_LIMITED_MESSAGE =
   'this organization cannot execute activities because it has been rate limited. Please wait and try again in a few seconds.';
 export const TOO_MANY_REQUESTS_MESSAGE = 'Too many requests. Please wait and try again in a few seconds';
+export const SIGNUP_RATE_LIMITED_MESSAGE = 'Too many signups from this address. Please wait and try again later';
 
 // Idle buckets refill to full and are then the same as absent; removing them once a minute keeps
 // the table at about one row per recently active organization and credential.
@@ -45,7 +49,7 @@ export class RateLimiter {
     private readonly store: Store,
     private readonly limits: Config['rateLimits'],
   ) {
-    const refillMs = [limits.organization, limits.apiKey].map((l) => (l ? (l.burst / l.rps) * 1000 : 0));
+    const refillMs = [limits.organization, limits.apiKey, limits.signup].map((l) => (l ? (l.burst / l.rps) * 1000 : 0));
     this.idleMs = Math.max(PRUNE_EVERY_MS, ...refillMs);
   }
 
@@ -69,6 +73,21 @@ export class RateLimiter {
     if (keyLimit) {
       buckets.push({ bucket: `key:${caller.organizationId}:${credentialPublicKey(caller.credential)}`, limit: keyLimit, message: TOO_MANY_REQUESTS_MESSAGE });
     }
+    await this.takeBuckets(buckets, now, headersOut);
+  }
+
+  /**
+   * Takes a token from the bucket of signups through the auth proxy from `clientAddress` (the
+   * request's address, after trusted proxies), shared by every configuration: each signup creates an
+   * organization, and anyone may ask for one. Throws 429 when it is empty.
+   */
+  async takeSignup(clientAddress: string, now: number, headersOut: Record<string, string>): Promise<void> {
+    const limit = this.limits.signup;
+    if (!limit) return;
+    await this.takeBuckets([{ bucket: `signup:${clientAddress}`, limit, message: SIGNUP_RATE_LIMITED_MESSAGE }], now, headersOut);
+  }
+
+  private async takeBuckets(buckets: Bucket[], now: number, headersOut: Record<string, string>): Promise<void> {
     const states = await this.store.repos.rateLimits.take(
       buckets.map((b) => ({ bucket: b.bucket, rate: b.limit.rps, burst: b.limit.burst })),
       now,

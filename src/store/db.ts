@@ -35,6 +35,7 @@ import * as m022 from './migrations/022_invitations_email_events.js';
 import * as m023 from './migrations/023_webhooks.js';
 import * as m024 from './migrations/024_send_transactions.js';
 import * as m025 from './migrations/025_time_ordered_idempotency.js';
+import * as m026 from './migrations/026_vouched_contacts.js';
 import * as m027 from './migrations/027_send_tracking.js';
 import * as m030 from './migrations/030_lookup_indexes.js';
 import * as m031 from './migrations/031_small_rows.js';
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '023_webhooks': m023,
   '024_send_transactions': m024,
   '025_time_ordered_idempotency': m025,
+  '026_vouched_contacts': m026,
   '027_send_tracking': m027,
   '030_lookup_indexes': m030,
   '031_small_rows': m031,

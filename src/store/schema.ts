@@ -30,6 +30,13 @@ export interface UserTable {
   /** When an OTP verification token proved the email (migration 014); null: not verified. */
   email_verified_at: number | null;
   phone_number_verified_at: number | null;
+  /**
+   * When the parent organization set the contact (create_sub_organization; migration 026): a login
+   * through the parent may match it although it is not verified. Null once the user's own
+   * organization changes it.
+   */
+  email_vouched_at: number | null;
+  phone_number_vouched_at: number | null;
   created_at: number;
   updated_at: number;
 }

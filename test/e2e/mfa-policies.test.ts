@@ -272,6 +272,12 @@ describe('a step pinned to a session profile', () => {
   it('is met by a session made with that profile, not by one made without it', async () => {
     const root = sdkServerClient(sigil);
     const { sessionProfileId } = await root.createSessionProfile({ sessionProfileName: 'mfa sessions', scope: 'true' });
+    // The sessions come first: once the policy holds, a login by the API key alone must itself meet
+    // it (issue 32; test/e2e/security-identity.test.ts).
+    const plain = newKey();
+    const profiled = newKey();
+    await root.stampLogin({ publicKey: plain.apiPublicKey });
+    await root.stampLogin({ publicKey: profiled.apiPublicKey, sessionProfileId });
     const policy = await createPolicy({
       userId: rootId,
       mfaPolicyName: 'signing needs the profile session',
@@ -280,10 +286,6 @@ describe('a step pinned to a session profile', () => {
       order: 5,
     });
     const policyId = policy.activity.result.createMfaPolicyResult!.mfaPolicyId;
-    const plain = newKey();
-    const profiled = newKey();
-    await root.stampLogin({ publicKey: plain.apiPublicKey });
-    await root.stampLogin({ publicKey: profiled.apiPublicKey, sessionProfileId });
 
     const waiting = await sign();
     expect(waiting.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED');

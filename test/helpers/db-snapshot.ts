@@ -1,6 +1,7 @@
 // Reads every row of every Sigil table but the append-only audit log (audit_log, audit_entries,
-// audit_checkpoints: refusals are recorded there by design) straight from the database (SQLite file or PostgreSQL
-// schema), so tests can prove that a refused request changed nothing at all.
+// audit_checkpoints: refusals are recorded there by design) and the rate-limit buckets (rate_limits:
+// attempts, refused ones included, are counted there by design) straight from the database (SQLite
+// file or PostgreSQL schema), so tests can prove that a refused request changed nothing at all.
 import BetterSqlite3 from '../../src/store/sqlite-driver.js';
 import pg from 'pg';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
     const db = new BetterSqlite3(join(sigil.dataDir, 'sigil.sqlite'), { readonly: true, fileMustExist: true });
     try {
       const tables = db
-        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name not in ('audit_log', 'audit_entries', 'audit_checkpoints') order by name")
+        .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name not in ('audit_log', 'audit_entries', 'audit_checkpoints', 'rate_limits') order by name")
         .all() as { name: string }[];
       for (const { name } of tables) out[name] = db.prepare(`select * from "${name}" order by 1`).all();
     } finally {
@@ -31,7 +32,7 @@ export async function dbSnapshot(sigil: Pick<SigilInstance, 'dataDir' | 'databas
   await client.connect();
   try {
     const tables = await client.query(
-      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' and table_name not in ('audit_log', 'audit_entries', 'audit_checkpoints') order by table_name",
+      "select table_name from information_schema.tables where table_schema = $1 and table_name not like 'kysely_%' and table_name not in ('audit_log', 'audit_entries', 'audit_checkpoints', 'rate_limits') order by table_name",
       [schema],
     );
     for (const { table_name } of tables.rows) {

@@ -91,11 +91,11 @@ describe('registry', () => {
 
   it('finds the bearer secrets of every schema the registry takes by field name and type', () => {
     expect(secretFieldsOf('v1CreateSubOrganizationIntentV8', 'parameters').map((f) => f.path).sort()).toEqual([
-      'clientSignature',
+      'clientSignature.signature',
       'rootUsers[].oauthProviders[].oidcToken',
       'verificationToken',
     ]);
-    expect(secretFieldsOf('v1OtpLoginIntentV2', 'parameters').map((f) => f.path).sort()).toEqual(['clientSignature', 'verificationToken']);
+    expect(secretFieldsOf('v1OtpLoginIntentV2', 'parameters').map((f) => f.path).sort()).toEqual(['clientSignature.signature', 'verificationToken']);
     expect(secretFieldsOf('v1ImportWalletIntent', 'parameters').map((f) => f.path)).toEqual(['encryptedBundle']);
     // Bundles in results are sealed to the requester's own key or are public targets.
     expect(secretFieldsOf('v1ExportWalletResult', 'results')).toEqual([]);
@@ -119,7 +119,7 @@ describe('registry', () => {
       rootUsers: [{ userName: 'a', oauthProviders: [{ providerName: 'g', oidcToken: 'jwt' }, { providerName: 'h', oidcClaims: {} }] }],
     };
     const copy = structuredClone(params);
-    expect(redactSecrets(params, ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'])).toEqual({
+    expect(redactSecrets(params, ['verificationToken', 'clientSignature.signature', 'rootUsers[].oauthProviders[].oidcToken'])).toEqual({
       subOrganizationName: 's',
       verificationToken: '<redacted>',
       rootUsers: [{ userName: 'a', oauthProviders: [{ providerName: 'g', oidcToken: '<redacted>' }, { providerName: 'h', oidcClaims: {} }] }],

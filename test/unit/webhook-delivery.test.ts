@@ -53,6 +53,36 @@ describe('webhook destinations', () => {
     await expect(new WebhookDestinations([]).check('https://100.64.0.1/')).rejects.toThrow(/not a public address/);
   });
 
+  // Cases written out by hand after ipaddr.js's range table (ipv4Mapped, rfc6145, rfc6052, 6to4):
+  // each IPv6 form reaches the IPv4 address it carries, so it is judged as that address.
+  it('judges the IPv6 transition forms by the IPv4 address they carry (issue 32)', async () => {
+    const none = new WebhookDestinations([]);
+    const refused = [
+      '::127.0.0.1', // IPv4-compatible
+      '::a9fe:a9fe', // IPv4-compatible 169.254.169.254, in hex
+      '::ffff:0:127.0.0.1', // SIIT (RFC 6145)
+      '::ffff:0:a00:1', // SIIT 10.0.0.1, in hex
+      '64:ff9b::127.0.0.1', // NAT64 well-known prefix (RFC 6052)
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::a00:1', // local-use NAT64 (RFC 8215)
+      '64:ff9b:1:ffff::808:808',
+      '2002:7f00:1::', // 6to4 of 127.0.0.1
+      '2002:a9fe:a9fe::1', // 6to4 of 169.254.169.254
+      '2002:c0a8:101::1', // 6to4 of 192.168.1.1
+    ];
+    for (const address of refused) await expect(none.check(`https://[${address}]/`), address).rejects.toThrow(/not a public address/);
+    await expect(none.check('https://192.88.99.1/')).rejects.toThrow(/not a public address/); // 6to4 relay anycast
+    for (const address of ['64:ff9b::5db8:d70e', '2002:5db8:d70e::1', '::ffff:0:5db8:d70e', '2606:4700::1111']) {
+      await expect(none.check(`https://[${address}]/`), address).resolves.toBeDefined();
+    }
+    // A host name is judged by what it resolves to, in any of these forms.
+    const rebinding = new WebhookDestinations([], async () => [{ address: '::ffff:0:a9fe:a9fe', family: 6 }]);
+    await expect(rebinding.check('https://metadata.example/')).rejects.toThrow(/not a public address/);
+    // The operator's allowlist reaches them too.
+    await expect(new WebhookDestinations(['10.0.0.0/8']).check('https://[64:ff9b::a00:1]/')).resolves.toBeDefined();
+    await expect(new WebhookDestinations(['private']).check('https://[64:ff9b:1::a00:1]/')).resolves.toBeDefined();
+  });
+
   it('refuses an allowlist entry that is none of the accepted forms', () => {
     expect(() => parseAllowedHosts(['10.0.0.0/33'])).toThrow(/SIGIL_WEBHOOK_ALLOWED_HOSTS/);
     expect(() => parseAllowedHosts(['http://x'])).toThrow(/SIGIL_WEBHOOK_ALLOWED_HOSTS/);

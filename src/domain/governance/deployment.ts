@@ -70,6 +70,8 @@ export async function initializeDeployment(
       user_phone_number: null,
       email_verified_at: null,
       phone_number_verified_at: null,
+      email_vouched_at: null,
+      phone_number_vouched_at: null,
       created_at: now,
       updated_at: now,
     });

@@ -62,7 +62,8 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
   const rootUserIds: string[] = [];
   const created: { id: string; user_email: string | null; user_phone_number: string | null }[] = [];
   for (const [i, u] of p.rootUsers.entries()) {
-    const userId = await insertUserWithCredentials(ctx, sub.id, u, `rootUsers[${i}]`, 'a root user');
+    // The parent writes these contacts: a login through the parent may find them (migration 026).
+    const userId = await insertUserWithCredentials(ctx, sub.id, u, `rootUsers[${i}]`, 'a root user', true);
     rootUserIds.push(userId);
     created.push({ id: userId, user_email: u.userEmail || null, user_phone_number: u.userPhoneNumber || null });
   }

@@ -53,7 +53,8 @@ export async function attestedCaller(
     if (claims.public_key === undefined || !samePublicKey(claims.public_key, stamp.publicKey)) {
       throw unauthenticated("the stamp's public key is not the public key the verification token was issued for");
     }
-    user = await userWithContact(ctx, claims);
+    // The token's issuer is the party of this login (the target, or its parent).
+    user = await userWithContact(ctx, claims, claims.organization_id);
     if (!(await repos.otps.spendToken(claims.id, now, 'login'))) {
       throw new SigilError('REQUEST_INVALID', 'invalid verification token: it has already been used to log in; verify a new code');
     }

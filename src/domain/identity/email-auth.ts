@@ -95,7 +95,7 @@ async function prepare(
     requireAppName: true,
   });
   if (!ctx.services.delivery) throw new SigilError('INTERNAL', 'this Sigil process cannot send messages');
-  const user = await userWithContact(ctx, { verification_type: 'OTP_TYPE_EMAIL', contact: email });
+  const user = await userWithContact(ctx, { verification_type: 'OTP_TYPE_EMAIL', contact: email }, ctx.caller.organizationId);
   return { user, target, seconds, custom };
 }
 

@@ -37,6 +37,12 @@ export interface RequiredStep {
 /** What a stamp presented: its method, and the credential's public key (one credential meets one step). */
 export interface PresentedMethod extends AuthenticationMethod {
   publicKey: string;
+  /**
+   * The credential was created after the activity it would approve was submitted: it meets no step
+   * (a credential the waiting activity's submitter could make with the credential that submitted it
+   * must not stand in for the method that activity waits for).
+   */
+  createdAfterSubmission?: true;
 }
 
 export interface CreateMfaPolicyParams {
@@ -68,8 +74,18 @@ const MAX_METHODS = 10;
 /** API key credential types that are manual API keys; every other P-256 credential of a user is a session key. */
 const API_KEY_TYPES = new Set(['CREDENTIAL_TYPE_API_KEY_P256', 'CREDENTIAL_TYPE_API_KEY_SECP256K1', 'CREDENTIAL_TYPE_API_KEY_ED25519']);
 
-/** The method a stamp's credential presents (undefined: an attested stamp, which presents none here). */
-export function presentedMethod(credential: CallerCredential): PresentedMethod | undefined {
+/**
+ * The method a stamp's credential presents (undefined: an attested stamp, which presents none here).
+ * `submittedAt`: when the activity it would count toward was submitted.
+ */
+export function presentedMethod(credential: CallerCredential, submittedAt?: number): PresentedMethod | undefined {
+  const method = presentedMethodOf(credential);
+  const createdAt = credential.kind === 'webauthn' ? credential.authenticator.created_at : credential.kind === 'api_key' ? credential.apiKey.created_at : undefined;
+  if (method && submittedAt !== undefined && createdAt !== undefined && createdAt > submittedAt) return { ...method, createdAfterSubmission: true };
+  return method;
+}
+
+function presentedMethodOf(credential: CallerCredential): PresentedMethod | undefined {
   switch (credential.kind) {
     case 'webauthn':
       return { type: 'AUTHENTICATION_TYPE_PASSKEY', id: credential.authenticator.id, publicKey: credential.authenticator.credential_public_key };
@@ -83,7 +99,24 @@ export function presentedMethod(credential: CallerCredential): PresentedMethod |
 }
 
 const methodMeets = (required: AuthenticationMethod, presented: PresentedMethod) =>
-  required.type === presented.type && (!required.id || required.id === presented.id);
+  !presented.createdAfterSubmission && required.type === presented.type && (!required.id || required.id === presented.id);
+
+/**
+ * Marks the MFA contexts of an activity that adds a credential to a user (src/pipeline/authorize.ts
+ * mfaContexts, from the declaration's `addsCredential`): the method the new credential would present
+ * and the user it is for. A symbol, so no policy condition can see or forge it.
+ */
+export const ADDS_CREDENTIAL = Symbol('adds credential');
+export interface AddedCredential {
+  method: string;
+  userId: string;
+}
+
+/** Whether a new credential presenting `method` could meet a step of the policy (a pinned passkey or API key id names an existing one). */
+function newCredentialMeets(row: MfaPolicyRow, method: string): boolean {
+  const steps = JSON.parse(row.required_methods) as RequiredStep[];
+  return steps.some((s) => s.any.some((m) => m.type === method && (method === 'AUTHENTICATION_TYPE_SESSION' || !m.id)));
+}
 
 /**
  * Which presented method meets which step: one credential per step, every step if possible (a small
@@ -96,7 +129,8 @@ export function assignMethods(steps: RequiredStep[], presented: PresentedMethod[
   const current: (PresentedMethod | undefined)[] = [];
   const used = new Set<string>();
   const walk = (i: number, count: number) => {
-    if (count + (steps.length - i) <= bestCount) return;
+    // No better assignment ahead: too few steps or too few unused credentials left.
+    if (count + Math.min(steps.length - i, distinct.length - used.size) <= bestCount) return;
     if (i === steps.length) {
       best = [...current];
       bestCount = count;
@@ -275,7 +309,11 @@ function conditionOf(row: MfaPolicyRow): CompiledPolicyExpression | undefined {
 /**
  * The first of `userId`'s MFA policies, by order, whose condition holds for the activity (for any
  * of its contexts: a batch matches when one element does). A condition that fails to compile or to
- * evaluate counts as matching.
+ * evaluate counts as matching. An activity that adds to the user a credential that could meet a
+ * step of their policies matches them all whatever their conditions (issue 32, flaw 2): it must meet
+ * their steps together, so it waits for methods the user already had: otherwise the
+ * credential that submitted a waiting activity could make the passkey, API key or session that
+ * approves it.
  */
 export async function matchingMfaPolicy(
   repos: Repositories,
@@ -287,6 +325,23 @@ export async function matchingMfaPolicy(
   const policies = await mfaPoliciesOf(repos, organizationId, userId);
   if (policies.length === 0) return undefined;
   const contexts = await contextsOf();
+  const added = contexts
+    .map((c) => (c as { [ADDS_CREDENTIAL]?: AddedCredential })[ADDS_CREDENTIAL])
+    .find((a): a is AddedCredential => a !== undefined && a.userId === userId);
+  // Before any condition: the activity must meet every policy the new credential could help meet,
+  // so their steps are required together, recorded under the first of them. A step several policies
+  // name is asked once (as often as the policy naming it most asks for it: one credential per step).
+  const guarding = added ? policies.filter((row) => newCredentialMeets(row, added.method)) : [];
+  if (guarding.length > 0) {
+    const most = new Map<string, number>();
+    for (const row of guarding) {
+      const counts = new Map<string, number>();
+      for (const step of JSON.parse(row.required_methods) as RequiredStep[]) counts.set(JSON.stringify(step), (counts.get(JSON.stringify(step)) ?? 0) + 1);
+      for (const [key, n] of counts) most.set(key, Math.max(n, most.get(key) ?? 0));
+    }
+    const steps = [...most].flatMap(([key, n]) => Array.from({ length: n }, () => JSON.parse(key) as RequiredStep));
+    return { ...guarding[0], required_methods: JSON.stringify(steps) };
+  }
   for (const row of policies) {
     const condition = conditionOf(row);
     if (!condition) return row;

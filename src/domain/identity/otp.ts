@@ -33,7 +33,7 @@ import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { OtpRow, UserRow } from '../../store/index.js';
 import type { ActivityContext } from '../context.js';
 import { magicLink, readEmailCustomization, requestedSender, type EmailCustomizationParams } from './email-customization.js';
-import { markVerifiedByLogin } from './verified-contacts.js';
+import { markVerifiedByLogin, subOrganizationsTrustingContact } from './verified-contacts.js';
 import { issueKeyBundle, openLoginSession, sessionPublicKey } from './sessions.js';
 
 export const OTP_MAX_ATTEMPTS = 3;
@@ -400,14 +400,25 @@ function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, s
   });
 }
 
-/** The one user with the verified contact in the organization, else in one of its sub-organizations. */
-export async function userWithContact(ctx: Pick<ActivityContext, 'repos' | 'organization'>, claims: Pick<VerificationClaims, 'verification_type' | 'contact'>): Promise<UserRow> {
+/**
+ * The one user a login by `claims`' contact is for: in the organization, else in one of its
+ * sub-organizations. `party` is the organization whose login flow this is (whose code proved the
+ * contact, or whose credential submitted the login). A contact matches a login of another party only
+ * when it is verified or vouched for by the parent (it set it at create_sub_organization): anyone who
+ * owns a sub-organization can write any email into it, and must not receive that person's logins
+ * through the parent, nor make them ambiguous (README "Email and SMS logins through the parent").
+ */
+export async function userWithContact(
+  ctx: Pick<ActivityContext, 'repos' | 'organization'>,
+  claims: Pick<VerificationClaims, 'verification_type' | 'contact'>,
+  party: string,
+): Promise<UserRow> {
   const kind = claims.verification_type === 'OTP_TYPE_EMAIL' ? 'email' : 'phone';
   const label = kind === 'email' ? 'email' : 'phone number';
-  let users = await ctx.repos.users.findByContact([ctx.organization.id], kind, claims.contact);
+  let users = await ctx.repos.users.findByContact([ctx.organization.id], kind, claims.contact, { trusted: party !== ctx.organization.id });
   if (users.length === 0 && !ctx.organization.parent_organization_id) {
-    const subs = await ctx.repos.organizations.children(ctx.organization.id, { type: kind === 'email' ? 'EMAIL' : 'PHONE_NUMBER', value: claims.contact }, { limit: 2 });
-    users = await ctx.repos.users.findByContact(subs, kind, claims.contact);
+    const subs = await subOrganizationsTrustingContact(ctx.repos, ctx.organization.id, kind === 'email' ? 'EMAIL' : 'PHONE_NUMBER', claims.contact);
+    users = await ctx.repos.users.findByContact(subs, kind, claims.contact, { trusted: true });
   }
   if (users.length === 0) throw notFound(`no user with ${label} ${claims.contact} in organization ${ctx.organization.id} or its sub-organizations`);
   if (users.length > 1) {
@@ -415,6 +426,13 @@ export async function userWithContact(ctx: Pick<ActivityContext, 'repos' | 'orga
   }
   return users[0];
 }
+
+/**
+ * The party of a login in `ctx.organization` by a code or token of `issuer`: the issuer when it is
+ * another organization (the parent), else the organization whose credential submitted it.
+ */
+export const loginParty = (ctx: Pick<ActivityContext, 'organization' | 'caller'>, issuer: string) =>
+  issuer !== ctx.organization.id ? issuer : ctx.caller.organizationId;
 
 const LEGACY_OTP_LOGIN = 'ACTIVITY_TYPE_OTP_LOGIN';
 
@@ -438,7 +456,7 @@ export async function otpLogin(ctx: ActivityContext, p: OtpLoginParams): Promise
   }
   const row = await ctx.repos.otps.findByToken(claims.id);
   if (!row) throw tokenRefused('it is unknown to this deployment');
-  const user = await userWithContact(ctx, claims);
+  const user = await userWithContact(ctx, claims, loginParty(ctx, claims.organization_id));
   if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, 'login'))) throw tokenRefused('it has already been used; verify a new code');
   await markVerifiedByLogin(ctx, user, claims);
 
@@ -471,7 +489,7 @@ export const OTP_AUTH_CREDENTIAL = 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256';
 export async function otpAuth(ctx: ActivityContext, p: OtpAuthParams): Promise<{ userId: string; apiKeyId: string; credentialBundle: string }> {
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');
   const row = await liveOtp(ctx, p.otpId, 'OTP_AUTH');
-  const user = await userWithContact(ctx, { verification_type: row.otp_type as OtpType, contact: row.contact });
+  const user = await userWithContact(ctx, { verification_type: row.otp_type as OtpType, contact: row.contact }, loginParty(ctx, row.organization_id));
   await checkCode(ctx, row, p.otpCode);
   if (!(await ctx.repos.otps.markVerified(row.id, ctx.now, ctx.newId(), ctx.now))) throw invalid('OTP has already been used: request a new code');
   const issued = await issueKeyBundle(ctx, user, target, {

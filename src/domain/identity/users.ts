@@ -57,6 +57,8 @@ export async function insertUserWithCredentials(
   u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
   field: string,
   who: 'a user' | 'a root user',
+  /** The parent organization writes these contacts (create_sub_organization): it vouches for them. */
+  vouchedByParent = false,
 ): Promise<string> {
   checkName(u.userName, `${field}.userName`);
   if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
@@ -73,6 +75,8 @@ export async function insertUserWithCredentials(
     user_phone_number: u.userPhoneNumber || null,
     email_verified_at: null,
     phone_number_verified_at: null,
+    email_vouched_at: vouchedByParent && u.userEmail ? ctx.now : null,
+    phone_number_vouched_at: vouchedByParent && u.userPhoneNumber ? ctx.now : null,
     created_at: ctx.now,
     updated_at: ctx.now,
   });
@@ -125,11 +129,14 @@ export async function updateUser(
     // A changed email is unverified unless a verification token proved the new one.
     if (verified?.email) set.email_verified_at = ctx.now;
     else if (set.user_email !== current.user_email) set.email_verified_at = null;
+    // Whoever changes it, it is now the organization's own word, no longer the parent's.
+    if (set.user_email !== current.user_email) set.email_vouched_at = null;
   }
   if (changes.userPhoneNumber !== undefined) {
     set.user_phone_number = changes.userPhoneNumber === '' ? null : checkPhoneNumber(changes.userPhoneNumber);
     if (verified?.phone) set.phone_number_verified_at = ctx.now;
     else if (set.user_phone_number !== current.user_phone_number) set.phone_number_verified_at = null;
+    if (set.user_phone_number !== current.user_phone_number) set.phone_number_vouched_at = null;
   }
   if (changes.userTagIds !== undefined) {
     const tags = await requireTags(ctx.repos, orgId, changes.userTagIds, 'userTagIds');

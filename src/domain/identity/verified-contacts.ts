@@ -14,7 +14,7 @@
 // create_sub_organization before V8 (semantics §2: "V8 accepts only enclave-issued (V2)
 // verification tokens"), and its signup spends it whole.
 import { invalid } from '../../errors/errors.js';
-import type { UserRow } from '../../store/index.js';
+import type { Repositories, UserRow } from '../../store/index.js';
 import type { ActivityContext } from '../context.js';
 import { checkClientSignature, readVerificationToken, type ClientSignature } from './otp.js';
 
@@ -94,7 +94,11 @@ export async function verifyContactAtSignup(
   await ctx.repos.users.markContactVerified(organizationId, user.id, kind, ctx.now);
 }
 
-/** A login with a token proves the contact it names: the user's contact is verified from now on. */
+/**
+ * A login with a token proves the contact it names: the user's contact is verified from now on. The
+ * user is one userWithContact found for the login's party, so the contact was set by that party
+ * or is already verified: a login never verifies a contact another party wrote.
+ */
 export async function markVerifiedByLogin(ctx: Pick<ActivityContext, 'repos' | 'now'>, user: UserRow, claims: Pick<Claims, 'verification_type' | 'contact'>): Promise<void> {
   const kind = contactKindOf(claims);
   if (sameContact(kind, contactOf(user, kind), claims.contact)) await ctx.repos.users.markContactVerified(user.organization_id, user.id, kind, ctx.now);
@@ -112,4 +116,13 @@ export async function verifyContactUpdate(ctx: ActivityContext, kind: ContactKin
   }
   if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, 'whole'))) throw refused('it has already been used; verify a new code');
   return true;
+}
+
+/**
+ * The sub-organizations of `parentId` (at most two) with a user whose contact is `value` and either
+ * verified or vouched for by the parent, which set it at create_sub_organization: what a login
+ * through the parent may land in (userWithContact), and so what the auth proxy's `account` answers.
+ */
+export function subOrganizationsTrustingContact(repos: Repositories, parentId: string, type: 'EMAIL' | 'PHONE_NUMBER', value: string): Promise<string[]> {
+  return repos.organizations.children(parentId, { type, value, trusted: true }, { limit: 2 });
 }

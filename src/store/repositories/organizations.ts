@@ -13,6 +13,8 @@ export interface ChildFilter {
   identity?: { issuer: string; audience: string; subject: string };
   /** EMAIL / PHONE_NUMBER only: the user's contact must have been verified (list_verified_suborgs). */
   verified?: boolean;
+  /** EMAIL / PHONE_NUMBER only: the contact must be verified or vouched for by the parent (migration 026). */
+  trusted?: boolean;
 }
 
 export class OrganizationsRepo {
@@ -89,6 +91,10 @@ export class OrganizationsRepo {
         const verifiedColumn = filter.type === 'EMAIL' ? 'users.email_verified_at' : 'users.phone_number_verified_at';
         let users = this.db.selectFrom('users').select('users.organization_id').where(column, '=', v);
         if (filter.verified) users = users.where(verifiedColumn, 'is not', null);
+        else if (filter.trusted && filter.type !== 'USERNAME') {
+          const vouchedColumn = filter.type === 'EMAIL' ? 'users.email_vouched_at' : 'users.phone_number_vouched_at';
+          users = users.where((u) => u.or([u(verifiedColumn, 'is not', null), u(vouchedColumn, 'is not', null)]));
+        }
         return q.where('organizations.id', 'in', users);
       }
       case 'OIDC_TOKEN': {

@@ -17,6 +17,8 @@ export const OWNER_COLUMNS = [
   'users.user_phone_number as u_user_phone_number',
   'users.email_verified_at as u_email_verified_at',
   'users.phone_number_verified_at as u_phone_number_verified_at',
+  'users.email_vouched_at as u_email_vouched_at',
+  'users.phone_number_vouched_at as u_phone_number_vouched_at',
   'users.created_at as u_created_at',
   'users.updated_at as u_updated_at',
 ] as const;
@@ -43,14 +45,25 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
     await this.db.insertInto('users').values(row).execute();
   }
 
-  /** Users whose email (or phone number) is exactly `value`, in any of `organizationIds`. */
-  async findByContact(organizationIds: string[], kind: 'email' | 'phone', value: string): Promise<UserRow[]> {
+  /**
+   * Users whose email (or phone number) is exactly `value`, in any of `organizationIds`; with
+   * `trusted`, only those whose contact is verified or vouched for by the parent (migration 026).
+   */
+  async findByContact(organizationIds: string[], kind: 'email' | 'phone', value: string, opts: { trusted?: boolean } = {}): Promise<UserRow[]> {
     if (organizationIds.length === 0) return [];
-    return this.db
+    let q = this.db
       .selectFrom('users')
       .selectAll()
       .where('organization_id', 'in', organizationIds)
-      .where(kind === 'email' ? 'user_email' : 'user_phone_number', '=', value)
+      .where(kind === 'email' ? 'user_email' : 'user_phone_number', '=', value);
+    if (opts.trusted) {
+      q = q.where((eb) =>
+        kind === 'email'
+          ? eb.or([eb('email_verified_at', 'is not', null), eb('email_vouched_at', 'is not', null)])
+          : eb.or([eb('phone_number_verified_at', 'is not', null), eb('phone_number_vouched_at', 'is not', null)]),
+      );
+    }
+    return q
       .orderBy('created_at')
       .orderBy('id')
       .limit(10)
@@ -72,7 +85,7 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
   async update(
     organizationId: string,
     userId: string,
-    changes: Partial<Pick<UserRow, 'user_name' | 'user_email' | 'user_phone_number' | 'email_verified_at' | 'phone_number_verified_at'>>,
+    changes: Partial<Pick<UserRow, 'user_name' | 'user_email' | 'user_phone_number' | 'email_verified_at' | 'phone_number_verified_at' | 'email_vouched_at' | 'phone_number_vouched_at'>>,
     now: number,
   ): Promise<void> {
     await this.db
