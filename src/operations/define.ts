@@ -61,6 +61,8 @@ export interface ActivityDeclaration<P = any, R = any> {
   /** What the policy engine sees as activity.resource / activity.action. */
   policy: { resource: string; action: string };
   authorization?: Authorization;
+  /** A vote's selection (authorization 'vote'): what approve_activity and reject_activity cast. */
+  voteSelection?: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED';
   /** `activity.params` as policies see them (turnkey-semantics.md §1.3 "activity.params"). */
   policyParams?: (params: P) => Record<string, unknown>;
   /**
