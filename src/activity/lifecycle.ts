@@ -14,7 +14,7 @@ import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding } from '../operations/registry.js';
 import { redactSecrets } from '../operations/secret-fields.js';
 import type { ActivityMfaRow, ActivityRow, Repositories, Store, VoteRow } from '../store/index.js';
-import { checkSessionScope, decidingOrganization, mfaContexts, type Decision } from './authorize.js';
+import { checkSessionScope, decidingOrganization, loaderOf, mfaContexts, type Decision, type Loaded } from './authorize.js';
 import { mfaOf } from './mfa.js';
 import type { ActivityRecords } from './reader.js';
 import { PENDING_AT, appendOutcome, insertRecords, recordsOf, resultBodies, signatureCount, voteOf, type ActivityRecordSet } from './recording.js';
@@ -65,6 +65,8 @@ interface NewActivity {
   vote: VoteRow;
   /** The context the declaration's hooks see (policy keywords, organization rules). */
   hookContext: OperationContext;
+  /** Its target (the declaration's `load`), as the decision saw it: what it executes on. */
+  loaded: Loaded;
   /** The organization whose policies and velocity controls decide it. */
   decidingId: string;
   decision: Decision;
@@ -93,12 +95,14 @@ export class ActivityLifecycle {
   async submit(s: Submission): Promise<ActivityResponse> {
     const { decl, base } = s;
     const hookContext: OperationContext = { ...base, repos: s.reads };
-    const deciding = await this.admit(s, hookContext);
+    // The target it acts on, loaded on first use (a repeated body, answered from its record, needs none).
+    const loaded = loaderOf(decl, hookContext, s.params);
+    const deciding = await this.admit(s, hookContext, loaded);
     const repeated = await this.repeated(s);
     if (repeated) return repeated;
     // Votes are activities too: they act on their target inside their own transaction.
     if (decl.authorization === 'vote') return this.submitVote(s);
-    const a = await this.decide(s, hookContext, deciding);
+    const a = await this.decide(s, hookContext, loaded, deciding);
     try {
       await this.gather(a);
     } catch (err) {
@@ -121,10 +125,10 @@ export class ActivityLifecycle {
   }
 
   /** Who may submit it at all: the deciding organization (a parent's, for its users' logins), and a session profile's scope. */
-  private async admit(s: Submission, hookContext: OperationContext) {
+  private async admit(s: Submission, hookContext: OperationContext, loaded: Loaded) {
     const { decl, binding, params, base, reads } = s;
     const deciding = await decidingOrganization({ repos: reads, decl, type: binding.type, org: base.organization, caller: base.caller, params, hookContext });
-    await checkSessionScope({ repos: reads, decl, type: binding.type, caller: base.caller, params, now: base.now, hookContext });
+    await checkSessionScope({ repos: reads, decl, type: binding.type, caller: base.caller, params, now: base.now, hookContext, loaded });
     return deciding;
   }
 
@@ -148,7 +152,7 @@ export class ActivityLifecycle {
   }
 
   /** The new activity's row and vote, decided (velocity counts reserved when allowed), with its submitter's MFA state. */
-  private async decide(s: Submission, hookContext: OperationContext, deciding: OperationContext['organization']): Promise<NewActivity> {
+  private async decide(s: Submission, hookContext: OperationContext, loaded: Loaded, deciding: OperationContext['organization']): Promise<NewActivity> {
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
     const row: ActivityRow = {
@@ -169,12 +173,12 @@ export class ActivityLifecycle {
     };
     // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
     const vote = voteOf(row.id, base.caller, 'VOTE_SELECTION_APPROVED', decl.secretFields?.length ? fingerprint : s.rawBody.toString('utf8'), base.now);
-    const { decision, reservation } = await this.velocity.decideAndReserve({ repos: reads, decl, type: binding.type, org: deciding, submitter: base.caller, params, votes: [vote], now: base.now, hookContext });
+    const { decision, reservation } = await this.velocity.decideAndReserve({ repos: reads, decl, type: binding.type, org: deciding, submitter: base.caller, params, votes: [vote], now: base.now, hookContext, loaded });
     if (decision.outcome === 'deny') throw decision.error;
-    const a: NewActivity = { s, row, vote, hookContext, decidingId: deciding.id, decision, reservation, asVoted: new Map(), endpoints: [] };
+    const a: NewActivity = { s, row, vote, hookContext, loaded, decidingId: deciding.id, decision, reservation, asVoted: new Map(), endpoints: [] };
     // MFA: the submitter's first matching MFA policy names the methods the activity must carry; the
     // submission's stamp is the first. (Votes returned before: exempt, or nothing could satisfy one.)
-    a.mfa = await mfaOf(reads, deciding.id, orgId, base.caller, row.id, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext }));
+    a.mfa = await mfaOf(reads, deciding.id, orgId, base.caller, row.id, base.now, () => mfaContexts({ repos: reads, decl, type: binding.type, params, now: base.now, hookContext, loaded }));
     if (a.mfa && !a.mfa.met && (deciding.id !== orgId || base.caller.credential.kind === 'attested')) {
       await this.giveBack(a);
       // It could not wait: a parent's credential votes in another organization, and an attested key
@@ -259,7 +263,7 @@ export class ActivityLifecycle {
     if (s.decl.prepare) {
       // The slow part reads only; its writes join the grouped commit that records the activity.
       const ctx = this.executionContext(a, s.reads);
-      const prepared = await s.decl.prepare(ctx, s.params);
+      const prepared = await s.decl.prepare(ctx, s.params, await a.loaded());
       this.complete(a, prepared.result, ctx);
       return store.commitRecords(this.recordsOf(a, prepared.writes));
     }
@@ -267,7 +271,7 @@ export class ActivityLifecycle {
       // Reads and computation happen first; the finished activity is then recorded durably before
       // the answer leaves. A crash in between loses a result nobody has seen.
       const ctx = this.executionContext(a, s.reads);
-      this.complete(a, await s.decl.execute(ctx, s.params), ctx);
+      this.complete(a, await s.decl.execute(ctx, s.params, await a.loaded()), ctx);
       return store.commitRecords(this.recordsOf(a));
     }
     await store.transaction(async (repos) => {
@@ -275,7 +279,7 @@ export class ActivityLifecycle {
       // leaves either nothing or the finished activity.
       await insertRecords(repos, this.recordsOf(a));
       const ctx = this.executionContext(a, repos);
-      this.complete(a, await s.decl.execute(ctx, s.params), ctx);
+      this.complete(a, await s.decl.execute(ctx, s.params, await a.loaded()), ctx);
       await repos.activities.finish(a.row.id, { status: a.row.status, result: a.row.result, appProofs: a.row.app_proofs }, s.base.now);
       await appendOutcome(repos, this.recordsOf(a));
     });

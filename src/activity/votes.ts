@@ -8,7 +8,7 @@ import { endpointsFor, type EventEndpoint } from '../domain/governance/webhooks.
 import { record } from '../domain/keys/velocity-limits.js';
 import { SigilError, notAuthorized } from '../errors/errors.js';
 import type { ActivityRow, Repositories, Store, VoteRow } from '../store/index.js';
-import { decide, includedInConsensus, mfaContexts, type Decision } from './authorize.js';
+import { decide, includedInConsensus, mfaContexts, type Decision, type Loaded } from './authorize.js';
 import { mfaOf, presentMethod } from './mfa.js';
 import type { ActivityRecords } from './reader.js';
 import { activityEvents, actorOf, appendOutcome, evaluationRows, insertRecords, failureOf, resultBodies, voteOf, type ActivityRecordSet } from './recording.js';
@@ -52,6 +52,7 @@ export class Votes {
     const { store } = this.deps;
     const waiting = target.status;
     const operation = await this.checkVoter(target, base);
+    const loaded = await this.loadTarget(target, operation, base, selection);
     // Webhook endpoints the vote's status changes go to (read before the transaction, from the cache).
     const endpoints = await endpointsFor(reads, base.organization);
     await store.transaction(async (repos) => {
@@ -68,8 +69,8 @@ export class Votes {
       }
       const vote =
         waiting === ActivityStatus.AUTHENTICATORS_NEEDED
-          ? await this.applyAuthenticator(repos, current, operation, base, selection, message)
-          : await this.applyVote(repos, current, operation, base, selection, message);
+          ? await this.applyAuthenticator(repos, current, operation, base, selection, message, loaded)
+          : await this.applyVote(repos, current, operation, base, selection, message, loaded);
       // The entry describes the activity as the vote left it (its status, result or failure).
       const after = (await repos.activities.get(target.organization_id, target.id))!;
       appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller), time: base.now }));
@@ -110,9 +111,23 @@ export class Votes {
     return operation;
   }
 
+  /**
+   * The waiting activity's target (its declaration's `load`), loaded before the vote's transaction
+   * opens: loading may ask a chain's node (a send), and nothing waits on the network while a
+   * transaction holds the database. A rejection of an activity waiting for authenticators decides
+   * nothing and loads nothing.
+   */
+  private async loadTarget(target: ActivityRow, operation: Operation, base: Base, selection: string): Promise<Loaded> {
+    if (!operation.decl.load || (target.status === ActivityStatus.AUTHENTICATORS_NEEDED && selection === 'VOTE_SELECTION_REJECTED')) return async () => undefined;
+    const repos = this.deps.store.repos;
+    const { loaded } = await this.deps.waiting.input(repos, target, operation.decl, base, await repos.activities.votes([target.id]));
+    const value = await loaded();
+    return async () => value;
+  }
+
   /** Inside a vote's transaction: the decision on a waiting activity, as its submitter, with its velocity controls measured under lock. */
-  private async decisionFor(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, votes: VoteRow[]): Promise<Decided> {
-    const decision = await this.deps.waiting.input(repos, target, operation.decl, base, votes);
+  private async decisionFor(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, votes: VoteRow[], loaded: Loaded): Promise<Decided> {
+    const decision = await this.deps.waiting.input(repos, target, operation.decl, base, votes, loaded);
     // Velocity controls: measured under their groups' locks, held until this transaction ends, so
     // the activity is judged and, if it executes, counted as one step.
     const measured = await this.deps.velocity.measureLocked(decision);
@@ -121,13 +136,13 @@ export class Votes {
   }
 
   /** A vote by a user included in the consensus: recorded, and the target decided again. */
-  private async applyVote(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, selection: string, message: string): Promise<VoteRow> {
+  private async applyVote(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, selection: string, message: string, loaded: Loaded): Promise<VoteRow> {
     const votes = await repos.activities.votes([target.id]);
     if (votes.some((v) => v.user_id === base.caller.user.id)) {
       throw new SigilError('CONFLICT', `duplicate vote: user ${base.caller.user.id} has already voted on activity ${target.id}`);
     }
     const vote = voteOf(target.id, base.caller, selection, message, base.now);
-    const decided = await this.decisionFor(repos, target, operation, base, [...votes, vote]);
+    const decided = await this.decisionFor(repos, target, operation, base, [...votes, vote], loaded);
     const { decision } = decided;
     // Voting, approving or rejecting, belongs to the users included in the consensus.
     if (!(await includedInConsensus({ ...decision, votes, voter: vote }))) {
@@ -144,7 +159,7 @@ export class Votes {
         if (!(await presentMethod(repos, target, state, base.caller, base.now))) return vote;
       } else {
         const mfa = await mfaOf(repos, base.organization.id, target.organization_id, base.caller, target.id, base.now, () =>
-          mfaContexts({ repos, decl: operation.decl, type: target.type, params: decision.params, now: base.now, hookContext: decision.hookContext, contexts: decision.contexts }),
+          mfaContexts({ repos, decl: operation.decl, type: target.type, params: decision.params, now: base.now, hookContext: decision.hookContext, loaded, contexts: decision.contexts }),
         );
         if (mfa) await repos.mfaPolicies.insertActivityMfa(mfa.row);
         if (mfa && !mfa.met) return vote;
@@ -166,7 +181,7 @@ export class Votes {
    * vote would (it runs, fails, or waits for consensus). Its vote is the approve_activity's own
    * record: the submitter's vote on the target is their submission.
    */
-  private async applyAuthenticator(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, selection: string, message: string): Promise<VoteRow> {
+  private async applyAuthenticator(repos: Repositories, target: ActivityRow, operation: Operation, base: Base, selection: string, message: string, loaded: Loaded): Promise<VoteRow> {
     const waiting = ActivityStatus.AUTHENTICATORS_NEEDED;
     const vote = voteOf(target.id, base.caller, selection, message, base.now);
     if (selection === 'VOTE_SELECTION_REJECTED') {
@@ -178,7 +193,7 @@ export class Votes {
     if (!(await presentMethod(repos, target, state, base.caller, base.now))) return vote;
     // Every step met: decided again as of now (policies may have changed while it waited).
     const votes = await repos.activities.votes([target.id]);
-    await this.runDecided(repos, target, operation, base, await this.decisionFor(repos, target, operation, base, votes), votes[0] ?? vote, waiting);
+    await this.runDecided(repos, target, operation, base, await this.decisionFor(repos, target, operation, base, votes, loaded), votes[0] ?? vote, waiting);
     return vote;
   }
 
@@ -209,7 +224,8 @@ export class Votes {
     }
     const ctx: ActivityContext = { ...base, caller: decision.submitter, repos, activityId: target.id, activityType: target.type, fingerprint: target.fingerprint };
     try {
-      const result = await repos.savepoint(() => operation.decl.execute(ctx, decision.params));
+      const loaded = await decision.loaded();
+      const result = await repos.savepoint(() => operation.decl.execute(ctx, decision.params, loaded));
       // It executed: it counts (a failed execution, caught below, does not).
       if (measured) await record(repos, measured.measurement);
       const body = resultBodies(operation.decl, operation.binding, result).stored;

@@ -7,7 +7,7 @@ import type { OperationContext } from '../domain/context.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding } from '../operations/registry.js';
 import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
-import { includedInConsensus, type DecisionInput } from './authorize.js';
+import { includedInConsensus, loaderOf, type DecisionInput, type Loaded } from './authorize.js';
 import { PENDING_AT, voteOf } from './recording.js';
 import { submitterOf } from './submitter.js';
 import type { Caller } from '../domain/context.js';
@@ -34,11 +34,15 @@ export class WaitingActivities {
     return JSON.parse(this.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
   }
 
-  /** A waiting activity judged as its submitter's, with its sealed parameters opened and `votes` so far. */
-  async input(repos: Repositories, target: ActivityRow, decl: ActivityDeclaration, base: Omit<OperationContext, 'repos'>, votes: VoteRow[]): Promise<WaitingInput> {
+  /**
+   * A waiting activity judged as its submitter's, with its sealed parameters opened and `votes` so
+   * far; its target is `loaded` when given (a vote loads it before its transaction), else loaded on use.
+   */
+  async input(repos: Repositories, target: ActivityRow, decl: ActivityDeclaration, base: Omit<OperationContext, 'repos'>, votes: VoteRow[], loaded?: Loaded): Promise<WaitingInput> {
     const params = this.parametersOf(target);
     const submitter = await submitterOf(repos, target, votes);
-    return { repos, decl, type: target.type, org: base.organization, submitter, params, votes, now: base.now, hookContext: { ...base, caller: submitter, repos } };
+    const hookContext = { ...base, caller: submitter, repos };
+    return { repos, decl, type: target.type, org: base.organization, submitter, params, votes, now: base.now, hookContext, loaded: loaded ?? loaderOf(decl, hookContext, params) };
   }
 
   /**
@@ -49,6 +53,9 @@ export class WaitingActivities {
   async mayVote(target: ActivityRow, votes: VoteRow[], ctx: OperationContext): Promise<boolean> {
     const operation = this.operationOf(target.type);
     if (!operation || !target.pending_parameters || ctx.caller.organizationId !== target.organization_id) return false;
+    // Reads never ask a chain's node: an activity whose target needs it (a send) keeps the record's
+    // own canApprove, and the vote itself is judged in full.
+    if (operation.decl.loadCallsNode) return true;
     try {
       const input = await this.input(ctx.repos, target, operation.decl, ctx, votes);
       return await includedInConsensus({ ...input, voter: voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now) });
