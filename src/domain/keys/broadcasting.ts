@@ -459,18 +459,17 @@ export class Broadcasting {
     // transaction has committed, since a broadcast must never precede the record it depends on.
     const { run, inTransaction } = this.writer(ctx);
     const rpc = this.rpc(caip2);
-    let pending: bigint | undefined;
-    if (!prepared.callerNonce) {
-      try {
-        pending = await rpc.transactionCount(from, 'pending');
-      } catch (err) {
-        throw unavailable(err);
-      }
-    }
+    // Nothing waits on the node while a transaction is open. The node's pending nonce is read before
+    // the transaction; inside an approval's, the nonce the send was built with (read from the node
+    // when it was loaded, before that transaction opened) stands for it.
+    const pendingNonce = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
+    let pending: bigint | undefined = prepared.callerNonce ? undefined : inTransaction ? prepared.fields.nonce : await pendingNonce();
+    let mayRefresh = !inTransaction;
     const id = this.deps.newId();
-    const row = await once(() => run(async (repos) => {
+    const write = () => once(() => run(async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
-      const refresh = () => rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
+      // The node's answer is behind what Sigil stored: it is asked again once this transaction is over.
+      const refresh = mayRefresh ? () => Promise.reject(new StaleNonce()) : undefined;
       const nonce = pending === undefined ? prepared.fields.nonce : await this.nonceFrom(repos, caip2, from, pending, stored, refresh);
       const parsed = prepared.unsignedAt
         ? parseForSigning(target, 'TRANSACTION_TYPE_ETHEREUM', prepared.unsignedAt(nonce))
@@ -497,6 +496,12 @@ export class Broadcasting {
       await this.recordSendTransactionStatus(repos, record, null, TX_STATUS.INITIALIZED);
       return record;
     }));
+    const row = await write().catch(async (err) => {
+      if (!(err instanceof StaleNonce)) throw err;
+      pending = await pendingNonce();
+      mayRefresh = false;
+      return write();
+    });
     if (!inTransaction) await this.broadcast(row);
     return id;
   }
@@ -678,6 +683,9 @@ export class Broadcasting {
     return revertError(revertEntry(to, undefined, 'execution reverted'));
   }
 }
+
+/** Thrown out of a send's transaction when the node's pending nonce must be read again, outside it. */
+class StaleNonce extends Error {}
 
 /**
  * Runs the write that records a send; an identical submission (same fingerprint) that recorded its
