@@ -7,12 +7,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createTestClient, http, parseEther, type Hex } from 'viem';
+import { createPublicClient, createTestClient, http, parseEther, parseGwei, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient } from '../helpers/clients.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
 
 const CAIP2 = 'eip155:11155111';
+/** anvil's first default account (its well-known development key), which signs the raw transaction. */
+const ANVIL_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
 /** A JSON-RPC proxy in front of anvil: counts the calls it forwards, and holds them while `held` is set. */
 class SlowNode {
@@ -171,5 +174,54 @@ describe('a slow chain node', () => {
     const sendTransactionStatusId = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId;
     await api.pollTransactionStatus({ sendTransactionStatusId, pollingIntervalMs: 100, timeoutMs: 120_000 } as never);
     expect(await createPublicClient({ transport: http(anvil.url) }).getBalance({ address: to })).toBe(77n);
+  });
+
+  it('an approved raw send is recorded without asking the node, and broadcast once the approval has committed', async () => {
+    const api = sdkServerClient(sigil);
+    const aliceKey = newKey();
+    const carolKey = newKey();
+    const { userIds } = await api.createUsers({
+      users: [
+        { userName: 'raw alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+        { userName: 'raw carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+      ],
+    });
+    await api.createPolicy({
+      policyName: 'raw sends need alice and carol',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'",
+      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
+      notes: '',
+    });
+    const chain = createPublicClient({ transport: http(anvil.url) });
+    const account = privateKeyToAccount(ANVIL_KEY);
+    const to = '0x000000000000000000000000000000000000ba11' as Hex;
+    const nonce = await chain.getTransactionCount({ address: account.address, blockTag: 'pending' });
+    const signedTransaction = await account.signTransaction({ type: 'eip1559', chainId: anvil.chainId, nonce, to, value: 31n, gas: 21000n, maxFeePerGas: parseGwei('100'), maxPriorityFeePerGas: 1n });
+    const submitted = await httpClient(sigil, aliceKey).ethSendRawTransaction({
+      type: 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION',
+      timestampMs: String(Date.now()),
+      organizationId: orgId,
+      parameters: { signedTransaction, caip2: CAIP2 },
+    } as never);
+    expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    // The node does not answer while carol approves: the approval completes all the same.
+    node.shut();
+    node.calls = [];
+    await httpClient(sigil, carolKey).approveActivity({
+      type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
+      timestampMs: String(Date.now()),
+      organizationId: orgId,
+      parameters: { fingerprint: submitted.activity.fingerprint },
+    });
+    const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
+    expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect(node.calls).not.toContain('eth_sendRawTransaction');
+    const { transactionHash } = (activity.result as any).ethSendRawTransactionResult;
+    // The node answers again: the tracker hands the transaction over, and it is mined.
+    node.release();
+    const receipt = await chain.waitForTransactionReceipt({ hash: transactionHash as Hex, pollingInterval: 100, timeout: 120_000 });
+    expect(receipt.status).toBe('success');
+    expect(await chain.getBalance({ address: to })).toBe(31n);
   });
 });
