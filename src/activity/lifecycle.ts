@@ -81,6 +81,27 @@ interface NewActivity {
   answered?: string;
 }
 
+/** The row of a submission's activity, recorded by its submitter now, with `intent` under the type's intent member. */
+function newRow(s: Submission, status: string, intent: unknown, result: string | null): ActivityRow {
+  const { base, binding } = s;
+  return {
+    id: newId(),
+    organization_id: base.organization.id,
+    type: binding.type,
+    status,
+    fingerprint: s.fingerprint,
+    intent: JSON.stringify({ [binding.intentMember]: intent }),
+    result,
+    failure: null,
+    pending_parameters: null,
+    app_proofs: null,
+    user_id: base.caller.user.id,
+    timestamp_ms: s.timestampMs,
+    created_at: base.now,
+    updated_at: base.now,
+  };
+}
+
 export class ActivityLifecycle {
   private readonly votes: Votes;
 
@@ -155,22 +176,7 @@ export class ActivityLifecycle {
   private async decide(s: Submission, hookContext: OperationContext, loaded: Loaded, deciding: OperationContext['organization']): Promise<NewActivity> {
     const { decl, binding, params, fingerprint, base, reads } = s;
     const orgId = base.organization.id;
-    const row: ActivityRow = {
-      id: newId(),
-      organization_id: orgId,
-      type: binding.type,
-      status: ActivityStatus.CREATED,
-      fingerprint,
-      intent: JSON.stringify({ [binding.intentMember]: redactSecrets(s.intentParams, decl.secretFields) }),
-      result: null,
-      failure: null,
-      pending_parameters: null,
-      app_proofs: null,
-      user_id: base.caller.user.id,
-      timestamp_ms: s.timestampMs,
-      created_at: base.now,
-      updated_at: base.now,
-    };
+    const row = newRow(s, ActivityStatus.CREATED, redactSecrets(s.intentParams, decl.secretFields), null);
     // The signed message is the request body; bodies carrying secrets keep only their fingerprint.
     const vote = voteOf(row.id, base.caller, 'VOTE_SELECTION_APPROVED', decl.secretFields?.length ? fingerprint : s.rawBody.toString('utf8'), base.now);
     const { decision, reservation } = await this.velocity.decideAndReserve({ repos: reads, decl, type: binding.type, org: deciding, submitter: base.caller, params, votes: [vote], now: base.now, hookContext, loaded });
@@ -316,28 +322,13 @@ export class ActivityLifecycle {
 
   /** approve_activity / reject_activity: the vote, its effect on the target, and the vote's own record. */
   private async submitVote(s: Submission): Promise<ActivityResponse> {
-    const { decl, binding, params, fingerprint, base } = s;
+    const { decl, params, base } = s;
     const orgId = base.organization.id;
     const target = await this.deps.store.repos.activities.findVoteTarget(orgId, String(params.fingerprint ?? ''));
     if (!target) {
       throw new SigilError('NOT_FOUND', 'No activity found with fingerprint. Consensus activities must target an existing activity by fingerprint');
     }
-    const row: ActivityRow = {
-      id: newId(),
-      organization_id: orgId,
-      type: binding.type,
-      status: ActivityStatus.COMPLETED,
-      fingerprint,
-      intent: JSON.stringify({ [binding.intentMember]: params }),
-      result: '{}',
-      failure: null,
-      pending_parameters: null,
-      app_proofs: null,
-      user_id: base.caller.user.id,
-      timestamp_ms: s.timestampMs,
-      created_at: base.now,
-      updated_at: base.now,
-    };
+    const row = newRow(s, ActivityStatus.COMPLETED, params, '{}');
     const message = s.rawBody.toString('utf8');
     const ownVote = voteOf(row.id, base.caller, 'VOTE_SELECTION_APPROVED', message, base.now);
     await this.votes.cast(target, base, s.reads, decl.voteSelection ?? 'VOTE_SELECTION_APPROVED', message, async (endpoints, repos) =>
