@@ -12,21 +12,20 @@ export type ActivityDescriber = (row: ActivityRow, votes: VoteRow[]) => Promise<
 
 /**
  * Whether the viewer is included in the consensus of an activity waiting for it, as a vote would find
- * (src/pipeline/authorize.ts includedInConsensus); supplied by the pipeline, which owns that rule.
+ * (src/activity/waiting.ts mayVote).
  */
 export type VoteCheck = (row: ActivityRow, votes: VoteRow[], viewer: Viewer) => Promise<boolean>;
 
 export class ActivityRecords {
-  /**
-   * Set by the pipeline: reads narrow `canApprove`/`canReject` of an activity waiting for consensus
-   * to viewers included in it, so the dashboard's Pending page lists only what its user can vote on.
-   */
-  mayVote?: VoteCheck;
-
   constructor(
     private readonly repos: Repositories,
     private readonly renderUsers: UserRenderer,
     private readonly describe?: ActivityDescriber,
+    /**
+     * Reads narrow `canApprove`/`canReject` of an activity waiting for consensus to viewers included
+     * in it, so the dashboard's Pending page lists only what its user can vote on.
+     */
+    private readonly mayVote?: VoteCheck,
   ) {}
 
   /**

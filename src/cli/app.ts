@@ -5,10 +5,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { decodedViewOf } from '../domain/keys/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
+import { WaitingActivities } from '../activity/waiting.js';
 import { evmFeeCapSetting, evmRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { newId } from '../domain/ids.js';
-import type { Services } from '../domain/context.js';
+import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
 import { userRecords } from '../domain/identity/users.js';
 import { AppProofKey } from '../crypto/app-proofs.js';
@@ -114,12 +115,15 @@ export async function openServing({ config, logger, sink, store, deployment, por
   const registry = new Registry();
   registry.compileSchemas();
   // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
+  const waiting = new WaitingActivities((type) => registry.byType.get(type), deployment.barrier);
   const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
     const rendered = await Promise.all(
       ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
     );
     return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
-  }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes));
+  }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes),
+  // Reads show canApprove only to users a vote would count from (README "Approving what you see").
+  (row, votes, viewer) => waiting.mayVote(row, votes, viewer.request as OperationContext));
   const services: Services = {
     barrier: deployment.barrier,
     signer: deployment.signer,

@@ -26,25 +26,23 @@ function broadcasting(ctx: OperationContext): Broadcasting {
   return ctx.services.broadcasting;
 }
 
-/**
- * The policy keywords and execution of an activity that sends a transaction Sigil builds: judged as
- * sign_transaction of it (transactionPolicyContext), then signed, recorded and broadcast by `send`.
- */
 /** `activity.params` of every activity that puts an Ethereum transaction on chain, as sign_transaction's. */
 const ETHEREUM_TRANSACTION_PARAMS = () => ({ type: 'TRANSACTION_TYPE_ETHEREUM' });
+
+/**
+ * An activity that sends a transaction Sigil builds: its `load` builds it (asking the node for gas,
+ * fees and nonce where the caller left them out), it is judged as sign_transaction of that very
+ * transaction (transactionPolicyContext), then signed, recorded and broadcast by `send`.
+ */
 
 function sendingPrepared<P>(prepare: (b: Broadcasting, ctx: OperationContext, p: P) => Promise<PreparedSend>) {
   return {
     policyParams: ETHEREUM_TRANSACTION_PARAMS,
-    policyContext: async (ctx: OperationContext, p: P) => {
-      const prepared = await prepare(broadcasting(ctx), ctx, p);
-      return transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed);
-    },
+    load: async (ctx: OperationContext, p: P) => Object.freeze(await prepare(broadcasting(ctx), ctx, p)),
+    loadCallsNode: true,
+    policyContext: async (ctx: OperationContext, _p: P, prepared: PreparedSend) => transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed),
     execution: 'pure' as const,
-    execute: async (ctx: ActivityContext, p: P) => {
-      const b = broadcasting(ctx);
-      return { sendTransactionStatusId: await b.send(ctx, await prepare(b, ctx, p)) };
-    },
+    execute: async (ctx: ActivityContext, _p: P, prepared: PreparedSend) => ({ sendTransactionStatusId: await broadcasting(ctx).send(ctx, prepared) }),
   };
 }
 
@@ -55,7 +53,7 @@ interface EthSendTransactionParamsV1 extends Omit<EthSendTransactionParams, 'cal
   data?: string;
 }
 
-export const ethSendTransactionOp = defineActivity<EthSendTransactionParams, { sendTransactionStatusId: string }>({
+export const ethSendTransactionOp = defineActivity<EthSendTransactionParams, { sendTransactionStatusId: string }, PreparedSend>({
   path: 'eth_send_transaction',
   type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
   aliases: [
@@ -117,7 +115,7 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
   },
 });
 
-export const ethUndelegate7702Op = defineActivity<EthUndelegate7702Params, { sendTransactionStatusId: string }>({
+export const ethUndelegate7702Op = defineActivity<EthUndelegate7702Params, { sendTransactionStatusId: string }, PreparedSend>({
   path: 'eth_undelegate_7702',
   type: 'ACTIVITY_TYPE_ETH_UNDELEGATE_7702',
   // @turnkey/sdk-server's generated ethUndelegate7702 (8.2.1) submits this spelling, which no

@@ -9,6 +9,7 @@ export const approveActivityOp = defineActivity<{ fingerprint: string }, Record<
   type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
   policy: { resource: 'ACTIVITY', action: 'APPROVE' },
   authorization: 'vote',
+  voteSelection: 'VOTE_SELECTION_APPROVED',
   execute: async () => ({}),
 });
 
@@ -17,6 +18,7 @@ export const rejectActivityOp = defineActivity<{ fingerprint: string }, Record<s
   type: 'ACTIVITY_TYPE_REJECT_ACTIVITY',
   policy: { resource: 'ACTIVITY', action: 'REJECT' },
   authorization: 'vote',
+  voteSelection: 'VOTE_SELECTION_REJECTED',
   execute: async () => ({}),
 });
 

@@ -44,7 +44,7 @@ export interface Prepared<R> {
   writes(repos: Repositories): Promise<void>;
 }
 
-export interface ActivityDeclaration<P = any, R = any> {
+export interface ActivityDeclaration<P = any, R = any, L = any> {
   kind: 'activity';
   /** Path segment under /public/v1/submit/. */
   path: string;
@@ -61,6 +61,8 @@ export interface ActivityDeclaration<P = any, R = any> {
   /** What the policy engine sees as activity.resource / activity.action. */
   policy: { resource: string; action: string };
   authorization?: Authorization;
+  /** A vote's selection (authorization 'vote'): what approve_activity and reject_activity cast. */
+  voteSelection?: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED';
   /** `activity.params` as policies see them (turnkey-semantics.md §1.3 "activity.params"). */
   policyParams?: (params: P) => Record<string, unknown>;
   /**
@@ -69,7 +71,20 @@ export interface ActivityDeclaration<P = any, R = any> {
    * counterpart would be (sign_raw_payloads: one per payload), and it is allowed only when every
    * element is.
    */
-  policyContext?: (ctx: OperationContext, params: P) => Promise<PolicyContext | PolicyContext[]>;
+  policyContext?: (ctx: OperationContext, params: P, loaded: L) => Promise<PolicyContext | PolicyContext[]>;
+  /**
+   * The target the activity acts on (DESIGN.md "An operation is data"): the signing key or account,
+   * the parsed transaction, the send built for signing. Run once per submission, and once per vote
+   * that decides it, outside any transaction; its result is what `policyContext` (so the policy, the
+   * session scope, MFA policies and velocity controls), `prepare` and `execute` all see, so the bytes
+   * a policy judged are the bytes signed by construction.
+   */
+  load?: (ctx: OperationContext, params: P) => Promise<L>;
+  /**
+   * `load` asks a chain's node (a send built with the node's gas, fees and nonce): reads never run
+   * it, so a waiting activity's canApprove is shown without the consensus check that would need it.
+   */
+  loadCallsNode?: boolean;
   /**
    * The address derivations this activity's app proofs state when the submission sets
    * generateAppProofs (every activity also gets the proof of its policy outcome).
@@ -131,9 +146,9 @@ export interface ActivityDeclaration<P = any, R = any> {
    * returns the result with its `writes`, which join the grouped commit recording the activity, so
    * no lock is held across the crypto (create_wallet). `execute` still serves the approval path.
    */
-  prepare?: (ctx: ActivityContext, params: P) => Promise<Prepared<R>>;
+  prepare?: (ctx: ActivityContext, params: P, loaded: L) => Promise<Prepared<R>>;
   /** Signing and auth activities answer COMPLETED in the submit response itself. */
-  execute(ctx: ActivityContext, params: P): Promise<R>;
+  execute(ctx: ActivityContext, params: P, loaded: L): Promise<R>;
 }
 
 export interface QueryDeclaration<B = any, R = any> {
@@ -147,7 +162,7 @@ export interface QueryDeclaration<B = any, R = any> {
 
 export type Declaration = ActivityDeclaration | QueryDeclaration;
 
-export function defineActivity<P, R>(d: Omit<ActivityDeclaration<P, R>, 'kind'>): ActivityDeclaration<P, R> {
+export function defineActivity<P, R, L = undefined>(d: Omit<ActivityDeclaration<P, R, L>, 'kind'>): ActivityDeclaration<P, R, L> {
   return { kind: 'activity', ...d };
 }
 

@@ -1,6 +1,6 @@
 // MFA policy operations (issue 19; swagger "MFA Policies": create_mfa_policy, update_mfa_policy,
 // delete_mfa_policy, get_mfa_policy, get_mfa_policies, get_mfa_status; v1MfaPolicy, v1MfaStatus).
-// The enforcement is the pipeline's (src/pipeline/activity-runner.ts, ACTIVITY_STATUS_AUTHENTICATORS_NEEDED);
+// The enforcement is the pipeline's (src/activity/lifecycle.ts and src/activity/votes.ts, ACTIVITY_STATUS_AUTHENTICATORS_NEEDED);
 // these declare the records and what the policy engine sees.
 //
 // Policy resource and action: MFA_POLICY / CREATE, UPDATE, DELETE (turnkey-semantics.md §1.3 lists

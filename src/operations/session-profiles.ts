@@ -2,7 +2,7 @@
 // v1GetSessionProfileRequest/Response, v1GetSessionProfilesRequest/Response): create_session_profile,
 // get_session_profile, get_session_profiles. The login activities that name a profile
 // (stamp_login, otp_login, oauth_login) and the scope check are in src/domain/identity/sessions.ts and
-// src/pipeline/authorize.ts.
+// src/activity/authorize.ts.
 //
 // Policy resource and action: SESSION_PROFILE / CREATE, the resource turnkey-semantics.md §1.3
 // lists (its table has no row for the kind; recorded as deliberate in test/vectors/activity-resources.json).

@@ -10,14 +10,24 @@ import {
   resolveSigningTarget,
   signParsedTransaction,
   signRawPayloads,
+  type SigningTarget,
 } from '../domain/keys/signing.js';
 import type { OperationContext } from '../domain/context.js';
-import type { PolicyContext } from '../policy/index.js';
 import { defineActivity } from './define.js';
 
-async function targetKeywords(ctx: OperationContext, signWith: string): Promise<PolicyContext> {
-  const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith);
-  return signingTargetKeywords(ctx.repos, ctx.organization.id, target);
+/**
+ * The key `signWith` names (a wallet account, a private key, or its address), resolved once per
+ * request: the policy judges it and the signature is made with it. Frozen, so nothing between the
+ * two can change what was judged.
+ */
+async function loadTarget(ctx: OperationContext, signWith: string): Promise<SigningTarget> {
+  return Object.freeze(await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith));
+}
+
+/** sign_transaction's target: the key, and the transaction parsed for it (the bytes judged and signed). */
+export interface TransactionToSign {
+  target: SigningTarget;
+  parsed: ReturnType<typeof parseForSigning>;
 }
 
 interface RawPayloadParams {
@@ -29,56 +39,51 @@ interface RawPayloadParams {
 
 type Signature = { r: string; s: string; v: string };
 
-export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature>({
+export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature, SigningTarget>({
   path: 'sign_raw_payload',
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
   aliases: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD'],
   result: 'signRawPayloadResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
-  policyContext: async (ctx, p) => ({ ...(await targetKeywords(ctx, p.signWith)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
+  load: (ctx, p) => loadTarget(ctx, p.signWith),
+  policyContext: async (ctx, p, target) => ({ ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
   execution: 'pure',
-  execute: async (ctx, p) => {
-    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
+  execute: async (_ctx, p, target) => {
     const [signature] = await signRawPayloads(target, { payloads: [p.payload], encoding: p.encoding, hashFunction: p.hashFunction });
     return signature;
   },
 });
 
-export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'> & { payloads: string[] }, { signatures: Signature[] }>({
+export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'> & { payloads: string[] }, { signatures: Signature[] }, SigningTarget>({
   path: 'sign_raw_payloads',
   type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS',
   result: 'signRawPayloadsResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
+  load: (ctx, p) => loadTarget(ctx, p.signWith),
   // Each payload is judged with its own keywords (eth.eip_712, eth.eip_7702_authorization), exactly
   // as sign_raw_payload would judge it alone; the batch is signed only when every payload may be.
-  policyContext: async (ctx, p) => {
-    const target = await targetKeywords(ctx, p.signWith);
-    return p.payloads.map((payload) => ({ ...target, ...payloadPolicyKeywords(p.encoding, payload) }));
+  policyContext: async (ctx, p, target) => {
+    const keywords = await signingTargetKeywords(ctx.repos, ctx.organization.id, target);
+    return p.payloads.map((payload) => ({ ...keywords, ...payloadPolicyKeywords(p.encoding, payload) }));
   },
   execution: 'pure',
-  execute: async (ctx, p) => {
-    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
-    return { signatures: await signRawPayloads(target, p) };
-  },
+  execute: async (_ctx, p, target) => ({ signatures: await signRawPayloads(target, p) }),
 });
 
-export const signTransactionOp = defineActivity<{ signWith: string; unsignedTransaction: string; type: string }, { signedTransaction: string }>({
+export const signTransactionOp = defineActivity<{ signWith: string; unsignedTransaction: string; type: string }, { signedTransaction: string }, TransactionToSign>({
   path: 'sign_transaction',
   type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
   aliases: ['ACTIVITY_TYPE_SIGN_TRANSACTION'],
   result: 'signTransactionResult',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ type: p.type }),
-  policyContext: async (ctx, p) => {
-    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
-    return transactionPolicyContext(ctx.repos, ctx.organization.id, target, parseForSigning(target, p.type, p.unsignedTransaction));
+  load: async (ctx, p) => {
+    const target = await loadTarget(ctx, p.signWith);
+    return Object.freeze({ target, parsed: Object.freeze(parseForSigning(target, p.type, p.unsignedTransaction)) });
   },
+  policyContext: (ctx, _p, { target, parsed }) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, parsed),
   execution: 'pure',
-  execute: async (ctx, p) => {
-    const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, p.signWith);
-    const parsed = parseForSigning(target, p.type, p.unsignedTransaction);
-    return { signedTransaction: signParsedTransaction(target, parsed) };
-  },
+  execute: async (_ctx, _p, { target, parsed }) => ({ signedTransaction: signParsedTransaction(target, parsed) }),
 });

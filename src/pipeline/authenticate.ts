@@ -6,7 +6,8 @@ import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, SCHEME_CURVE, type 
 import { authenticateWebauthnStamp } from '../auth/webauthn.js';
 import type { WebauthnExpectations } from '../crypto/webauthn.js';
 import { isExpired } from '../domain/identity/api-keys.js';
-import { WEBAUTHN_VOTE_SCHEME, type Caller } from '../domain/context.js';
+import type { Caller } from '../domain/context.js';
+import { apiKeyCaller, passkeyCaller } from '../activity/submitter.js';
 import { SigilError } from '../errors/errors.js';
 import type { OrganizationRow, Repositories } from '../store/index.js';
 
@@ -31,16 +32,7 @@ export async function resolveCaller(
     const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
     const { authenticator, user } = await authenticateWebauthnStamp(repos, stamp, orgIds, passkeys.rawBody, passkeys.webauthn);
     const { authenticatorData, clientDataJson, credentialId, signature } = stamp;
-    return {
-      organizationId: authenticator.organization_id,
-      user,
-      credential: {
-        kind: 'webauthn',
-        authenticator,
-        scheme: WEBAUTHN_VOTE_SCHEME,
-        signature: JSON.stringify({ authenticatorData, clientDataJson, credentialId, signature }),
-      },
-    };
+    return passkeyCaller(authenticator, user, JSON.stringify({ authenticatorData, clientDataJson, credentialId, signature }));
   }
   const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
   const rows = await repos.apiKeys.findWithOwner(orgIds, stamp.publicKey);
@@ -56,9 +48,5 @@ export async function resolveCaller(
   if (isExpired(key, now)) {
     throw new SigilError('API_KEY_EXPIRED', `expired api key: rpc error: code = Unauthenticated desc = expired api key publicKey: ${key.public_key}`);
   }
-  return {
-    organizationId: key.organization_id,
-    user,
-    credential: { kind: 'api_key', apiKey: key, scheme: stamp.scheme, signature: stamp.signature },
-  };
+  return apiKeyCaller(key, user, stamp.scheme, stamp.signature);
 }

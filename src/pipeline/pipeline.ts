@@ -15,7 +15,7 @@ import type { Registry } from '../operations/registry.js';
 import { describeErrors, validatorOf, type RequestSchema } from '../schemas/index.js';
 import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
 import { readStamp, resolveCaller } from './authenticate.js';
-import { ActivityRunner } from './activity-runner.js';
+import { ActivityLifecycle } from '../activity/lifecycle.js';
 import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody, timestampOf } from './envelope.js';
 import { jsonLimits, type JsonLimits } from './input-limits.js';
 import { readOnlySessionToken, stampCaller } from './identify.js';
@@ -78,7 +78,7 @@ function validate(schema: RequestSchema, value: unknown, prefix: string): void {
 export class Pipeline {
   private readonly now: () => number;
 
-  private readonly activities: ActivityRunner;
+  private readonly activities: ActivityLifecycle;
 
   readonly rateLimiter: RateLimiter;
 
@@ -88,9 +88,7 @@ export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
     this.limits = jsonLimits(deps.config);
-    this.activities = new ActivityRunner(deps);
-    // Reads show canApprove only to users a vote would count from (README "Approving what you see").
-    deps.records.mayVote = (row, votes, viewer) => this.activities.mayVote(row, votes, viewer.request as OperationContext);
+    this.activities = new ActivityLifecycle({ ...deps, operationOf: (type) => deps.registry.byType.get(type) });
     this.rateLimiter = new RateLimiter(deps.store, deps.config.rateLimits);
   }
 

@@ -8,7 +8,7 @@
 //    own profiles and its parent's; a sub-organization's users log in with either.
 //  - `scope` is compiled as a policy condition when the profile is created (a scope that cannot be
 //    evaluated is refused), and evaluated by the pipeline's authorization step on every activity a
-//    session made with the profile submits (src/pipeline/authorize.ts checkSessionScope).
+//    session made with the profile submits (src/activity/authorize.ts checkSessionScope).
 //  - Lifetime of a session: the intent's expirationSeconds and the profile's, the shorter when
 //    both are given, whichever is given when one is, 900 s when neither is.
 import { badRequestDetail, invalid, notFound } from '../../errors/errors.js';

@@ -481,14 +481,15 @@ export class Broadcasting {
     // transaction has committed, since a broadcast must never precede the record it depends on.
     const { run, inTransaction } = this.writer(ctx);
     const rpc = this.rpc(caip2);
-    let pending: bigint | undefined;
-    if (!prepared.callerNonce) {
-      try {
-        pending = await rpc.transactionCount(from, 'pending');
-      } catch (err) {
-        throw unavailable(err);
-      }
-    }
+    // Nothing waits on the node while a transaction is open. The node's pending nonce is read before
+    // the transaction; inside an approval's, the nonce the send was built with (read from the node
+    // when it was loaded, before that transaction opened) stands for it.
+    // The node may raise the nonce but never lower it below what Sigil stored (nonceFrom).
+    const pending: bigint | undefined = prepared.callerNonce
+      ? undefined
+      : inTransaction
+        ? prepared.fields.nonce
+        : await rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
     const id = this.deps.newId();
     const row = await once(() => run(async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
@@ -576,6 +577,9 @@ export class Broadcasting {
     const rpc = this.rpc(caip2);
     const signed = signedTransaction.startsWith('0x') ? signedTransaction : `0x${signedTransaction}`;
     if (!HEX_DATA.test(signed) || signed.length < 4) throw invalid('signedTransaction must be the hex of a signed transaction');
+    // Inside an approval's transaction nothing waits on the node: recorded INITIALIZED there, it is
+    // handed to the node by the tracker once that transaction has committed.
+    if (this.writer(ctx).inTransaction) return this.recordRawForTracker(ctx, caip2, signed);
     let hash: string;
     try {
       hash = await rpc.sendRawTransaction(signed);
@@ -603,6 +607,35 @@ export class Broadcasting {
     };
     await once(() => this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING)));
     return { id, transactionHash: hash };
+  }
+
+  /** An approved raw send, recorded in the approval's transaction for the tracker to broadcast. */
+  private async recordRawForTracker(ctx: ActivityContext, caip2: string, signed: string): Promise<{ id: string; transactionHash: string }> {
+    let hash: string;
+    try {
+      hash = ethereumTransactionHash(signed);
+    } catch (err) {
+      throw invalid(`signedTransaction is not a signed Ethereum transaction: ${(err as Error).message}`);
+    }
+    const id = this.deps.newId();
+    const row: SendTransactionRow = {
+      id,
+      organization_id: ctx.organization.id,
+      caip2,
+      from_address: '',
+      nonce: null,
+      tx_hash: hash.toLowerCase(),
+      signed_transaction: signed.toLowerCase(),
+      status: TX_STATUS.INITIALIZED,
+      error: null,
+      activity_fingerprint: ctx.fingerprint ?? null,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+      checked_at: 0,
+      origin: 'raw',
+    };
+    await once(() => this.recordSendTransactionStatus(ctx.repos, row, null, TX_STATUS.INITIALIZED));
+    return { id, transactionHash: row.tx_hash };
   }
 
   /** get_send_transaction_status (v1GetSendTransactionStatusResponse). */

@@ -1,4 +1,4 @@
-// Conformance runner for the policy ENGINE decision (src/pipeline/policy-engine.ts) over the data in
+// Conformance runner for the policy ENGINE decision (src/activity/policy-engine.ts) over the data in
 // test/policy/engine/*.json: whole sets of policies against one request context, checked against
 // turnkey-semantics.md §1.4 (evaluation rules). The language itself (one expression, one context)
 // is covered by test/policy/corpus and conformance.test.ts; this suite is about how per-policy
@@ -44,8 +44,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { CompiledPolicy } from '../../../src/domain/governance/policies.js';
-import type { PolicyDecision, PolicyOutcome } from '../../../src/pipeline/policy-engine.js';
-import { evaluatePolicies } from '../../../src/pipeline/policy-engine.js';
+import type { PolicyDecision, PolicyOutcome } from '../../../src/activity/policy-engine.js';
+import { evaluatePolicies } from '../../../src/activity/policy-engine.js';
 import type { ExpressionKind, PolicyContext, PolicyEffect } from '../../../src/policy/index.js';
 import { caseInsensitive, compilePolicyExpression, validatePolicyContext } from '../../../src/policy/index.js';
 

@@ -24,6 +24,15 @@ export type Decision =
 
 export type Approval = Pick<VoteRow, 'user_id' | 'public_key' | 'selection'>;
 
+/** The activity's target, loaded at most once however many times it is judged (the declaration's `load`). */
+export type Loaded = () => Promise<unknown>;
+
+/** The declaration's `load` for one submission (or one vote), run on first use and then shared. */
+export function loaderOf(decl: ActivityDeclaration, ctx: OperationContext, params: Record<string, unknown>): Loaded {
+  let loading: Promise<unknown> | undefined;
+  return () => (loading ??= decl.load ? decl.load(ctx, params) : Promise.resolve(undefined));
+}
+
 /** The refusal the SDKs snapshot for an explicit DENY (turnkey-contract.md Traps 10). */
 export function explicitDenial(): SigilError {
   return new SigilError('REQUEST_NOT_AUTHORIZED', 'policy engine denied request explicitly', { bareDetails: true });
@@ -76,6 +85,7 @@ export async function checkSessionScope(input: {
   params: Record<string, unknown>;
   now: number;
   hookContext: OperationContext;
+  loaded: Loaded;
 }): Promise<void> {
   const scoped = await sessionScope(input.repos, input.caller.credential);
   if (!scoped) return;
@@ -102,6 +112,8 @@ export interface DecisionInput {
   now: number;
   /** For the declaration's policy hooks (reads only). */
   hookContext: OperationContext;
+  /** The activity's target, as its declaration's `load` resolved it. */
+  loaded: Loaded;
   /**
    * The activity's own contexts, already computed (with the `controls` keyword the velocity
    * measurement filled in); otherwise they are built from the declaration's hook.
@@ -112,7 +124,7 @@ export interface DecisionInput {
 /** The activity's own keywords, one context per element it is judged on (a batch has several). */
 export async function ownContexts(input: Omit<DecisionInput, 'votes' | 'submitter' | 'now' | 'org'>): Promise<PolicyContext[]> {
   if (input.contexts) return input.contexts;
-  const own = input.decl.policyContext ? [await input.decl.policyContext(input.hookContext, input.params)].flat() : [];
+  const own = input.decl.policyContext ? [await input.decl.policyContext(input.hookContext, input.params, await input.loaded())].flat() : [];
   // A batch with no elements is judged as the activity alone.
   return own.length > 0 ? own : [{}];
 }
