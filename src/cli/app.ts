@@ -187,6 +187,7 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
       ready,
       trustedProxies: config.trustedProxies,
       invitations: { store, services },
+      registry,
     });
     const proxy = await authProxyServer({
       logger,
