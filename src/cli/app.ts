@@ -201,6 +201,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     trustedProxies: config.trustedProxies,
     sealed,
     invitations: { store, services },
+    registry,
   });
   const proxy = await authProxyServer({
     logger,

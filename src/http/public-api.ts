@@ -11,6 +11,8 @@ import { toSigilError } from './errors.js';
 import { Metrics } from './metrics.js';
 import { registerDashboard } from './dashboard.js';
 import { registerInvitationRoutes, type InvitationRoutes } from './invitations.js';
+import { registerOpenApi } from './openapi.js';
+import type { Registry } from '../operations/registry.js';
 import { capConnections, discardUnreadBody, requireJsonBody, serverOptions, type TransportLimits } from './transport.js';
 
 export const CORS_HEADERS = [
@@ -44,6 +46,8 @@ export interface PublicApiOptions {
   frameUrls?: () => Record<string, string> | undefined;
   /** The invitation accept routes (src/http/invitations.ts); absent, they are not served. */
   invitations?: Omit<InvitationRoutes, 'limits'>;
+  /** The operations served: GET /openapi.json describes them (src/http/openapi.ts); absent, it is not served. */
+  registry?: Registry;
 }
 
 /** Shared set-up of both servers: transport limits, raw-body parsing, CORS, JSON errors, 404s, health. */
@@ -140,6 +144,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
     reply.header('cache-control', 'public, max-age=300').send({ keys: opts.webhookKey ? [opts.webhookKey.jwk()] : [] }),
   );
   registerDashboard(app);
+  if (opts.registry) registerOpenApi(app, opts.registry, opts.version);
   if (opts.invitations) registerInvitationRoutes(app, { ...opts.invitations, limits: opts.pipeline.limits });
   const metrics = opts.metrics ?? new Metrics();
   app.get('/metrics', async (_req, reply) => reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.render()));

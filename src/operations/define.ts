@@ -157,6 +157,11 @@ export interface QueryDeclaration<B = any, R = any> {
   path: string;
   /** The swagger request definition, or an inline JSON schema for paths the swagger lacks. */
   request: string | Record<string, unknown>;
+  /**
+   * The swagger response definition, or an inline JSON schema, for a path the bundled swagger lacks
+   * (src/schemas/turnkey-paths.json names the others'); the OpenAPI document states it (src/operations/openapi.ts).
+   */
+  response?: string | Record<string, unknown>;
   execute(ctx: OperationContext, body: B): Promise<R>;
 }
 

@@ -24,6 +24,8 @@ export const updateOrganizationNameOp = defineActivity<
 export const getOrganizationOp = defineQuery<{ organizationId: string }, unknown>({
   path: 'get_organization',
   request: { type: 'object', properties: { organizationId: { type: 'string' } }, required: ['organizationId'] },
+  // The bundled swagger has no v1OrganizationData: the answer's shape is stated to its first level.
+  response: { type: 'object', properties: { organizationData: { type: 'object' } }, required: ['organizationData'] },
   execute: async (ctx) => ({ organizationData: await organizationData(ctx.repos, ctx.organization) }),
 });
 
@@ -43,7 +45,8 @@ export const whoamiOp = defineQuery<{ organizationId: string }, unknown>({
   },
 });
 
-export const getWhoamiOp = defineQuery({ ...whoamiOp, path: 'get_whoami' });
+// The older name of whoami's path, answering the same.
+export const getWhoamiOp = defineQuery({ ...whoamiOp, path: 'get_whoami', response: 'v1GetWhoamiResponse' });
 
 // The root quorum and organization features (turnkey-semantics.md §2).
 export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, unknown>({

@@ -133,3 +133,15 @@ export function intentDefinitionOf(intentMember: string): string | undefined {
 }
 
 export const ACTIVITY_TYPES: readonly string[] = definitionsDoc.definitions.v1ActivityType.enum;
+
+/** A path of the Turnkey public API as its swagger declares it (src/schemas/turnkey-paths.json, by scripts/gen-schemas.mjs). */
+export interface ApiPath {
+  kind: 'submit' | 'query';
+  request: string;
+  response: string;
+  type?: string;
+  parameters?: string;
+}
+
+/** The swagger's paths by their segment under /public/v1/submit/ or /public/v1/query/ (e.g. create_users). */
+export const API_PATHS: Readonly<Record<string, ApiPath>> = require('./turnkey-paths.json');
