@@ -479,6 +479,11 @@ async function exportThroughKit(page: Page, method: string, params: Record<strin
   await page.getByTestId('confirm-export-warning-button').click();
   await expect.poll(async () => ((await frame.locator('#secret').textContent()) ?? '').trim(), { timeout: 30_000 }).not.toBe('');
   const secret = ((await frame.locator('#secret').textContent()) ?? '').trim();
+  // The kit gives the frame no height (the browser's 150 px): the whole secret is still in view.
+  expect(await frame.evaluate(() => {
+    const e = document.getElementById('secret')!;
+    return e.getBoundingClientRect().bottom <= innerHeight && e.scrollHeight <= e.clientHeight;
+  })).toBe(true);
   if (shot) await shoot(page, shot, () => page.locator('iframe#turnkey-default-iframe-element-id'));
   await page.getByTestId('export-done').click();
   expect(await page.evaluate(() => (window as any).exporting)).toBe('done');
