@@ -28,7 +28,7 @@ import { p256 } from '@noble/curves/nist.js';
 import { createHash, createHmac } from 'node:crypto';
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
-import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { GOOGLE_CLIENT_ID, GOOGLE_ISSUER, startKitDeployment, type KitDeployment } from '../helpers/wallet-kit.js';
 
 let d: KitDeployment;
@@ -479,19 +479,25 @@ async function exportThroughKit(page: Page, method: string, params: Record<strin
   await page.getByTestId('confirm-export-warning-button').click();
   await expect.poll(async () => ((await frame.locator('#secret').textContent()) ?? '').trim(), { timeout: 30_000 }).not.toBe('');
   const secret = ((await frame.locator('#secret').textContent()) ?? '').trim();
-  // The kit gives the frame no height (the browser's 150 px): the whole secret is still in view.
-  expect(await frame.evaluate(() => {
-    const e = document.getElementById('secret')!;
-    return e.getBoundingClientRect().bottom <= innerHeight && e.scrollHeight <= e.clientHeight;
-  })).toBe(true);
+  // The kit gives the frame no height (the browser's 150 px): the whole secret is still in view
+  // (once the kit's modal has finished growing to its width).
+  const inView = () =>
+    frame.evaluate(() => {
+      const e = document.getElementById('secret')!;
+      return e.getBoundingClientRect().bottom <= innerHeight && e.scrollHeight <= e.clientHeight ? 'in view' : `${e.scrollHeight} px in ${innerWidth}x${innerHeight}`;
+    });
+  await expect.poll(inView, { timeout: 10_000 }).toBe('in view');
   if (shot) await shoot(page, shot, () => page.locator('iframe#turnkey-default-iframe-element-id'));
   await page.getByTestId('export-done').click();
   expect(await page.evaluate(() => (window as any).exporting)).toBe('done');
+  // The modal closes with an animation; a screen opened before it has gone finds the old frame,
+  // takes it for its own, and never starts one (the kit's race, not one a person clicks into).
+  await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(0);
   return secret;
 }
 
 describe('export and import through Sigil’s frames', () => {
-  it('exports the wallet’s mnemonic and its accounts’ keys (hex, Solana) in Sigil’s export frame, imports a mnemonic through the import frame and signs with it, and signs a Solana transaction in the export-and-sign frame', async () => {
+  it('exports the wallet’s mnemonic, its accounts’ keys (hex, Solana) and a private key in Sigil’s export frame, imports a mnemonic (and signs with it) and a key through the import frame, and signs a Solana transaction in the export-and-sign frame', async () => {
     const { page, context, calls } = await person();
     const me = await signUp(page, 'noor');
     expect(d.config.exportIframeUrl).toMatch(/\/export$/);
@@ -518,6 +524,11 @@ describe('export and import through Sigil’s frames', () => {
     expect(privateKeyToAccount(`0x${hexKey.replace(/^0x/, '')}` as Hex).address).toBe(eth.address);
     const solKey = await exportThroughKit(page, 'handleExportWalletAccount', { address: sol.address, keyFormat: 'SOLANA' });
     expect(Keypair.fromSecretKey(bs58.decode(solKey)).publicKey.toBase58()).toBe(sol.address);
+    // A private key outside any wallet, through the kit's handleExportPrivateKey, in Solana format.
+    const made = await api(page, 'createPrivateKeys', { privateKeys: [{ privateKeyName: 'noor key', curve: 'CURVE_ED25519', addressFormats: ['ADDRESS_FORMAT_SOLANA'], privateKeyTags: [] }] });
+    const solPrivateKey = made.privateKeys[0] as { privateKeyId: string; addresses: { address: string }[] };
+    const keyShown = await exportThroughKit(page, 'handleExportPrivateKey', { privateKeyId: solPrivateKey.privateKeyId, keyFormat: 'SOLANA' });
+    expect(Keypair.fromSecretKey(bs58.decode(keyShown)).publicKey.toBase58()).toBe(solPrivateKey.addresses[0].address);
 
     // 5. Import: the kit's screen embeds Sigil's import frame; the person types a mnemonic into the
     // frame, the kit gets only the sealed bundle and imports it.
@@ -541,6 +552,21 @@ describe('export and import through Sigil’s frames', () => {
     const message = 'signed by an imported wallet';
     const sig = await withAccount<{ r: string; s: string; v: string }>(page, 'signMessage', imported.accounts[0].address, { message, addEthereumPrefix: true });
     expect(await recoverMessageAddress({ message, signature: `0x${sig.r}${sig.s}${(27 + Number(sig.v)).toString(16)}` as Hex })).toBe(imported.accounts[0].address);
+    // And a hex Ethereum key through the kit's handleImportPrivateKey.
+    const typedKey = generatePrivateKey();
+    await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(0);
+    const importingKey = page.evaluate(() =>
+      (window as any).kit
+        .handleImportPrivateKey({ keyName: 'imported key', curve: 'CURVE_SECP256K1', addressFormats: ['ADDRESS_FORMAT_ETHEREUM'], keyFormat: 'HEXADECIMAL' })
+        .then((id: string) => id, (e: any) => `failed: ${e?.message} ${e?.cause?.message ?? ''}`),
+    );
+    await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(1);
+    await (await kitFrame(page)).locator('#plaintext').fill(typedKey);
+    await page.getByTestId('import-button').click();
+    const importedKeyId = await importingKey;
+    expect(importedKeyId).not.toMatch(/^failed/);
+    const { privateKey: importedKey } = await api(page, 'getPrivateKey', { privateKeyId: importedKeyId });
+    expect(importedKey.addresses[0].address).toBe(privateKeyToAccount(typedKey).address);
 
     // 6. Export-and-sign: @turnkey/react-wallet-kit 2.4 has no method for it, so the app embeds
     // Sigil's export-and-sign frame with the published @turnkey/iframe-stamper, has the kit export
