@@ -168,8 +168,7 @@ describe('passkeys', () => {
   it('signs up with a passkey (a sub-organization with a wallet), logs out, logs in again, refreshes the session and changes the user’s settings', async () => {
     const { page, context, calls } = await person();
     // What the operator configured reaches the kit through the proxy.
-    const walletKitConfig = calls.find((c) => c.path === '/v1/wallet_kit_config')?.body;
-    expect(walletKitConfig).toMatchObject({
+    await expect.poll(() => calls.find((c) => c.path === '/v1/wallet_kit_config')?.body, { timeout: 30_000 }).toMatchObject({
       enabledProviders: ['passkey', 'email', 'google'],
       sessionExpirationSeconds: '1800',
       organizationId: d.sigil.root.organizationId,
@@ -178,7 +177,8 @@ describe('passkeys', () => {
       otpAlphanumeric: false,
       otpLength: '6',
     });
-    expect(calls.find((c) => c.path === '/v1/wallet_kit_client_params')?.body).toEqual({ turnstileSiteKey: '' });
+    // (the kit may ask for these after it reports itself ready, and a body is read after its status)
+    await expect.poll(() => calls.find((c) => c.path === '/v1/wallet_kit_client_params')?.body, { timeout: 30_000 }).toEqual({ turnstileSiteKey: '' });
     // Those were cross-origin with a custom header, so Chromium sent a CORS preflight first (DevTools
     // does not report preflights to the page): the answer it got, asked the same way.
     const preflight = await fetch(`${d.sigil.authProxyUrl}/v1/wallet_kit_config`, {
