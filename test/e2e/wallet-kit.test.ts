@@ -8,10 +8,14 @@
 // Scenarios: passkey sign-up of a sub-organization with a wallet, log out, passkey login; Google-style
 // OAuth against a loopback OIDC provider; wallets and accounts on Ethereum and Solana, messages and
 // transactions signed (checked with viem and @solana/web3.js), and a signature the user's own policy
-// denies refused in the page; email OTP through the app's backend (@turnkey/sdk-server), since
-// @turnkey/core's browser OTP step encrypts to Turnkey's pinned key; the wallet proofs of a sign-up
-// checked against the deployment's signer key, since the kit's verifyAppProofs wants AWS Nitro; and
-// @turnkey/sdk-browser's passkey and IndexedDB clients in the same browser.
+// denies refused in the page; export of a wallet, its accounts' keys and a private key through
+// Sigil's export frame (the secrets read from the frame's page and checked with viem and
+// @solana/web3.js), import of a mnemonic and a key through the import frame, and a Solana
+// transaction signed in the export-and-sign frame (which the kit has no method for); email OTP
+// through the app's backend (@turnkey/sdk-server), since @turnkey/core's browser OTP step encrypts
+// to Turnkey's pinned key; the wallet proofs of a sign-up checked against the deployment's signer
+// key, since the kit's verifyAppProofs wants AWS Nitro; and @turnkey/sdk-browser's passkey and
+// IndexedDB clients in the same browser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { createTestClient, http, keccak256, parseEther, parseTransaction, publicActions, recoverAddress, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, toBytes, type Hex } from 'viem';
