@@ -8,12 +8,16 @@
 // Scenarios: passkey sign-up of a sub-organization with a wallet, log out, passkey login; Google-style
 // OAuth against a loopback OIDC provider; wallets and accounts on Ethereum and Solana, messages and
 // transactions signed (checked with viem and @solana/web3.js), and a signature the user's own policy
-// denies refused in the page; email OTP through the app's backend (@turnkey/sdk-server), since
-// @turnkey/core's browser OTP step encrypts to Turnkey's pinned key; the wallet proofs of a sign-up
-// checked against the deployment's signer key, since the kit's verifyAppProofs wants AWS Nitro; and
-// @turnkey/sdk-browser's passkey and IndexedDB clients in the same browser.
+// denies refused in the page; export of a wallet, its accounts' keys and a private key through
+// Sigil's export frame (the secrets read from the frame's page and checked with viem and
+// @solana/web3.js), import of a mnemonic and a key through the import frame, and a Solana
+// transaction signed in the export-and-sign frame (which the kit has no method for); email OTP
+// through the app's backend (@turnkey/sdk-server), since @turnkey/core's browser OTP step encrypts
+// to Turnkey's pinned key; the wallet proofs of a sign-up checked against the deployment's signer
+// key, since the kit's verifyAppProofs wants AWS Nitro; and @turnkey/sdk-browser's passkey and
+// IndexedDB clients in the same browser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { createTestClient, http, keccak256, parseEther, parseTransaction, publicActions, recoverAddress, recoverMessageAddress, recoverTransactionAddress, serializeTransaction, toBytes, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
@@ -25,7 +29,10 @@ import { startAnvil } from '../helpers/anvil.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
 import { encryptOtpCodeToBundle, verifyAppProofSignature } from '@turnkey/crypto';
 import { p256 } from '@noble/curves/nist.js';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { GOOGLE_CLIENT_ID, GOOGLE_ISSUER, startKitDeployment, type KitDeployment } from '../helpers/wallet-kit.js';
 
 let d: KitDeployment;
@@ -64,14 +71,14 @@ interface Call {
 
 /**
  * A person: a browser context of their own (own storage) with a passkey authenticator. `calls` is
- * every request the page made to Sigil (both ports) with its answer; DevTools does not report CORS
+ * every request the page made to Sigil (API, auth proxy and frames ports) with its answer; DevTools does not report CORS
  * preflights to the page, so a refused preflight shows as a failed request (status 0).
  */
 async function person(): Promise<{ context: BrowserContext; page: Page; calls: Call[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const calls: Call[] = [];
-  const sigilOrigins = [new URL(d.sigil.url).origin, new URL(d.sigil.authProxyUrl).origin];
+  const sigilOrigins = [d.sigil.url, d.sigil.authProxyUrl, d.config.exportIframeUrl, d.config.importIframeUrl, d.config.exportAndSignIframeUrl].filter((u) => u !== undefined).map((u) => new URL(u).origin);
   page.on('response', async (r) => {
     const u = new URL(r.url());
     if (!sigilOrigins.includes(u.origin)) return;
@@ -79,7 +86,12 @@ async function person(): Promise<{ context: BrowserContext; page: Page; calls: C
     calls.push(call);
     if (u.pathname.startsWith('/v1/wallet_kit') || u.pathname === '/v1/signup_v2') call.body = await r.json().catch(() => undefined);
   });
-  page.on('requestfailed', (r) => calls.push({ method: r.method(), path: new URL(r.url()).pathname, status: 0 }));
+  // Only Sigil's: the kit's success screen also loads an animation from lottie.host, which this
+  // machine cannot reach and which is no business of Sigil's.
+  page.on('requestfailed', (r) => {
+    const u = new URL(r.url());
+    if (sigilOrigins.includes(u.origin)) calls.push({ method: r.method(), path: u.pathname, status: 0 });
+  });
   await addVirtualAuthenticator(page);
   await openApp(page);
   return { context, page, calls };
@@ -160,8 +172,7 @@ describe('passkeys', () => {
   it('signs up with a passkey (a sub-organization with a wallet), logs out, logs in again, refreshes the session and changes the user’s settings', async () => {
     const { page, context, calls } = await person();
     // What the operator configured reaches the kit through the proxy.
-    const walletKitConfig = calls.find((c) => c.path === '/v1/wallet_kit_config')?.body;
-    expect(walletKitConfig).toMatchObject({
+    await expect.poll(() => calls.find((c) => c.path === '/v1/wallet_kit_config')?.body, { timeout: 30_000 }).toMatchObject({
       enabledProviders: ['passkey', 'email', 'google'],
       sessionExpirationSeconds: '1800',
       organizationId: d.sigil.root.organizationId,
@@ -170,7 +181,8 @@ describe('passkeys', () => {
       otpAlphanumeric: false,
       otpLength: '6',
     });
-    expect(calls.find((c) => c.path === '/v1/wallet_kit_client_params')?.body).toEqual({ turnstileSiteKey: '' });
+    // (the kit may ask for these after it reports itself ready, and a body is read after its status)
+    await expect.poll(() => calls.find((c) => c.path === '/v1/wallet_kit_client_params')?.body, { timeout: 30_000 }).toEqual({ turnstileSiteKey: '' });
     // Those were cross-origin with a custom header, so Chromium sent a CORS preflight first (DevTools
     // does not report preflights to the page): the answer it got, asked the same way.
     const preflight = await fetch(`${d.sigil.authProxyUrl}/v1/wallet_kit_config`, {
@@ -436,6 +448,159 @@ describe('wallets and signing', () => {
     expect(failed(calls)).toEqual(['POST /public/v1/submit/sign_transaction 403']);
     await context.close();
   }, 120_000);
+});
+
+/** Ed25519 key of a hardened SLIP-10 path (what Solana wallets derive from a BIP-39 seed). */
+function slip10Ed25519(seed: Uint8Array, path: string): Uint8Array {
+  let I = createHmac('sha512', 'ed25519 seed').update(seed).digest();
+  for (const segment of path.split('/').slice(1)) {
+    const index = Buffer.alloc(4);
+    index.writeUInt32BE((Number.parseInt(segment, 10) + 0x80000000) >>> 0);
+    I = createHmac('sha512', I.subarray(32)).update(Buffer.concat([Buffer.alloc(1), I.subarray(0, 32), index])).digest();
+  }
+  return I.subarray(0, 32);
+}
+
+/** The kit's frame, where its export and import screens put it. */
+async function kitFrame(page: Page): Promise<Frame> {
+  const handle = await page.locator('iframe#turnkey-default-iframe-element-id').elementHandle({ timeout: 30_000 });
+  return (await handle!.contentFrame())!;
+}
+
+/**
+ * A kit export screen (handleExportWallet, handleExportWalletAccount, ...) clicked through as a
+ * person would: the warning confirmed, the secret read from Sigil's export frame, then "Done".
+ */
+async function exportThroughKit(page: Page, method: string, params: Record<string, unknown>, shot?: string): Promise<string> {
+  // Not awaited yet: the kit's promise settles when the person clicks "Done".
+  await page.evaluate(([m, p]) => void ((window as any).exporting = (window as any).kit[m as string](p).then(() => 'done', (e: any) => `${e?.message} ${e?.cause?.message ?? ''}`)), [method, params] as const);
+  // The kit's button is live before its frame is: clicked too early, the kit sends export_wallet
+  // without a targetPublicKey (the frame's key is read from a client it sets once the frame has
+  // answered init and APPLY_SETTINGS). A person reads the warning first; the test waits for the
+  // kit's styles to arrive in the frame.
+  const frame = await kitFrame(page);
+  await expect.poll(() => frame.locator('#secret').getAttribute('style'), { timeout: 30_000 }).toContain('font-size');
+  await page.getByTestId('confirm-export-warning-button').click();
+  await expect.poll(async () => ((await frame.locator('#secret').textContent()) ?? '').trim(), { timeout: 30_000 }).not.toBe('');
+  const secret = ((await frame.locator('#secret').textContent()) ?? '').trim();
+  // The kit gives the frame no height (the browser's 150 px): the whole secret is still in view
+  // (once the kit's modal has finished growing to its width).
+  const inView = () =>
+    frame.evaluate(() => {
+      const e = document.getElementById('secret')!;
+      return e.getBoundingClientRect().bottom <= innerHeight && e.scrollHeight <= e.clientHeight ? 'in view' : `${e.scrollHeight} px in ${innerWidth}x${innerHeight}`;
+    });
+  await expect.poll(inView, { timeout: 10_000 }).toBe('in view');
+  if (shot) await shoot(page, shot, () => page.locator('iframe#turnkey-default-iframe-element-id'));
+  await page.getByTestId('export-done').click();
+  expect(await page.evaluate(() => (window as any).exporting)).toBe('done');
+  // The modal closes with an animation; a screen opened before it has gone finds the old frame,
+  // takes it for its own, and never starts one (the kit's race, not one a person clicks into).
+  await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(0);
+  return secret;
+}
+
+describe('export and import through Sigil’s frames', () => {
+  it('exports the wallet’s mnemonic, its accounts’ keys (hex, Solana) and a private key in Sigil’s export frame, imports a mnemonic (and signs with it) and a key through the import frame, and signs a Solana transaction in the export-and-sign frame', async () => {
+    const { page, context, calls } = await person();
+    const me = await signUp(page, 'noor');
+    expect(d.config.exportIframeUrl).toMatch(/\/export$/);
+    expect(d.config.importIframeUrl).toMatch(/\/import$/);
+    const walletId = await kit<string>(page, 'createWallet', { walletName: 'Savings', accounts: ['ADDRESS_FORMAT_ETHEREUM', 'ADDRESS_FORMAT_SOLANA'] });
+    await kit(page, 'refreshWallets');
+    await expect.poll(async () => (await state(page)).wallets[0]?.accounts.length ?? 0, { timeout: 30_000 }).toBe(2);
+    const accounts = (await state(page)).wallets[0].accounts;
+    const eth = accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')!;
+    const sol = accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_SOLANA')!;
+
+    // 4. The wallet: the kit asks Sigil for an export bundle to the frame's key and the frame shows
+    // the mnemonic, which derives both accounts (viem; SLIP-10 + @solana/web3.js).
+    const mnemonic = await exportThroughKit(page, 'handleExportWallet', { walletId }, 'kit-export-frame');
+    expect(validateMnemonic(mnemonic, wordlist)).toBe(true);
+    expect(mnemonicToAccount(mnemonic).address).toBe(eth.address);
+    const solSeed = slip10Ed25519(mnemonicToSeedSync(mnemonic), sol.path.replace(/'/g, ''));
+    expect(Keypair.fromSeed(solSeed).publicKey.toBase58()).toBe(sol.address);
+    // The parent page never held it: not in its DOM, nor in anything the kit recorded.
+    expect(await page.evaluate((m) => document.documentElement.outerHTML.includes(m) || JSON.stringify((window as any).kitEvents).includes(m), mnemonic)).toBe(false);
+
+    // The accounts' private keys, in the format the kit asks the frame for.
+    const hexKey = await exportThroughKit(page, 'handleExportWalletAccount', { address: eth.address, keyFormat: 'HEXADECIMAL' });
+    expect(privateKeyToAccount(`0x${hexKey.replace(/^0x/, '')}` as Hex).address).toBe(eth.address);
+    const solKey = await exportThroughKit(page, 'handleExportWalletAccount', { address: sol.address, keyFormat: 'SOLANA' });
+    expect(Keypair.fromSecretKey(bs58.decode(solKey)).publicKey.toBase58()).toBe(sol.address);
+    // A private key outside any wallet, through the kit's handleExportPrivateKey, in Solana format.
+    const made = await api(page, 'createPrivateKeys', { privateKeys: [{ privateKeyName: 'noor key', curve: 'CURVE_ED25519', addressFormats: ['ADDRESS_FORMAT_SOLANA'], privateKeyTags: [] }] });
+    const solPrivateKey = made.privateKeys[0] as { privateKeyId: string; addresses: { address: string }[] };
+    const keyShown = await exportThroughKit(page, 'handleExportPrivateKey', { privateKeyId: solPrivateKey.privateKeyId, keyFormat: 'SOLANA' });
+    expect(Keypair.fromSecretKey(bs58.decode(keyShown)).publicKey.toBase58()).toBe(solPrivateKey.addresses[0].address);
+
+    // 5. Import: the kit's screen embeds Sigil's import frame; the person types a mnemonic into the
+    // frame, the kit gets only the sealed bundle and imports it.
+    const typed = generateMnemonic(wordlist);
+    const importing = page.evaluate(() =>
+      (window as any).kit
+        .handleImportWallet({ walletName: 'Imported', defaultWalletAccounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] })
+        .then((id: string) => id, (e: any) => `failed: ${e?.message} ${e?.cause?.message ?? ''}`),
+    );
+    const importFrame = await kitFrame(page);
+    await importFrame.locator('#plaintext').fill(typed);
+    await shoot(page, 'kit-import-frame', () => page.locator('iframe#turnkey-default-iframe-element-id'));
+    await page.getByTestId('import-button').click();
+    const importedId = await importing;
+    expect(importedId).not.toMatch(/^failed/);
+    await kit(page, 'refreshWallets');
+    await expect.poll(async () => (await state(page)).wallets.find((w) => w.walletId === importedId)?.accounts.length ?? 0, { timeout: 30_000 }).toBe(1);
+    const imported = (await state(page)).wallets.find((w) => w.walletId === importedId)!;
+    expect(imported.walletName).toBe('Imported');
+    expect(imported.accounts[0].address).toBe(mnemonicToAccount(typed).address);
+    const message = 'signed by an imported wallet';
+    const sig = await withAccount<{ r: string; s: string; v: string }>(page, 'signMessage', imported.accounts[0].address, { message, addEthereumPrefix: true });
+    expect(await recoverMessageAddress({ message, signature: `0x${sig.r}${sig.s}${(27 + Number(sig.v)).toString(16)}` as Hex })).toBe(imported.accounts[0].address);
+    // And a hex Ethereum key through the kit's handleImportPrivateKey.
+    const typedKey = generatePrivateKey();
+    await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(0);
+    const importingKey = page.evaluate(() =>
+      (window as any).kit
+        .handleImportPrivateKey({ keyName: 'imported key', curve: 'CURVE_SECP256K1', addressFormats: ['ADDRESS_FORMAT_ETHEREUM'], keyFormat: 'HEXADECIMAL' })
+        .then((id: string) => id, (e: any) => `failed: ${e?.message} ${e?.cause?.message ?? ''}`),
+    );
+    await expect.poll(() => page.locator('iframe#turnkey-default-iframe-element-id').count(), { timeout: 30_000 }).toBe(1);
+    await (await kitFrame(page)).locator('#plaintext').fill(typedKey);
+    await page.getByTestId('import-button').click();
+    const importedKeyId = await importingKey;
+    expect(importedKeyId).not.toMatch(/^failed/);
+    const { privateKey: importedKey } = await api(page, 'getPrivateKey', { privateKeyId: importedKeyId });
+    expect(importedKey.addresses[0].address).toBe(privateKeyToAccount(typedKey).address);
+
+    // 6. Export-and-sign: @turnkey/react-wallet-kit 2.4 has no method for it, so the app embeds
+    // Sigil's export-and-sign frame with the published @turnkey/iframe-stamper, has the kit export
+    // the account to the frame's key (exportWalletAccount), and the frame signs; the page gets the
+    // signed transaction only.
+    const payer = new PublicKey(sol.address);
+    const to = Keypair.generate().publicKey;
+    const tx = new Transaction({ feePayer: payer, recentBlockhash: bs58.encode(Buffer.alloc(32, 9)) }).add(SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 7000 }));
+    const signedHex = await page.evaluate(
+      async ([address, organizationId, unsigned]) => {
+        const w = window as any;
+        const container = document.createElement('div');
+        document.body.append(container);
+        const frame = new w.IframeStamper({ iframeUrl: w.SIGIL_KIT.exportAndSignIframeUrl, iframeContainer: container, iframeElementId: 'export-and-sign' });
+        const targetPublicKey = await frame.init();
+        const exportBundle = await w.kit.exportWalletAccount({ address, targetPublicKey });
+        await frame.injectKeyExportBundle(exportBundle, organizationId, 'SOLANA', address);
+        return frame.signTransaction({ transaction: unsigned, type: 'SOLANA' }, address);
+      },
+      [sol.address, me.organizationId!, tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('hex')] as const,
+    );
+    const signedSol = Transaction.from(Buffer.from(signedHex, 'hex'));
+    expect(signedSol.verifySignatures()).toBe(true);
+    expect(signedSol.signatures[0].publicKey.toBase58()).toBe(sol.address);
+    expect((signedSol.instructions[0].keys[1].pubkey as PublicKey).toBase58()).toBe(to.toBase58());
+
+    expect(failed(calls)).toEqual([]);
+    expect((await page.evaluate(() => (window as any).kitEvents)).filter((e: any) => e.kind === 'error')).toEqual([]);
+    await context.close();
+  }, 180_000);
 });
 
 describe('email OTP', () => {

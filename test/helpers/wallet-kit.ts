@@ -56,6 +56,8 @@ export interface KitConfig {
   organizationId: string;
   exportIframeUrl?: string;
   importIframeUrl?: string;
+  /** Sigil's export-and-sign frame, which the app embeds with @turnkey/iframe-stamper (no kit setting). */
+  exportAndSignIframeUrl?: string;
 }
 
 /** A route of the app's own backend: the JSON body in, a JSON answer out. */
@@ -256,7 +258,7 @@ export async function startKitDeployment(extraEnv: Record<string, string> = {}):
     const configId = JSON.parse(r.stdout).configId as string;
     // Sigil's own export and import frames, where the deployment lists them (issue 33): the kit then
     // loads them instead of Turnkey's hosted ones.
-    const wellKnown = (await (await fetch(`${url}/.well-known/sigil.json`)).json()) as { frames?: { export?: string; import?: string } };
+    const wellKnown = (await (await fetch(`${url}/.well-known/sigil.json`)).json()) as { frames?: { export?: string; import?: string; exportAndSign?: string } };
     const config: KitConfig = {
       apiBaseUrl: url,
       authProxyUrl,
@@ -264,6 +266,7 @@ export async function startKitDeployment(extraEnv: Record<string, string> = {}):
       organizationId: root.organizationId,
       ...(wellKnown.frames?.export ? { exportIframeUrl: wellKnown.frames.export } : {}),
       ...(wellKnown.frames?.import ? { importIframeUrl: wellKnown.frames.import } : {}),
+      ...(wellKnown.frames?.exportAndSign ? { exportAndSignIframeUrl: wellKnown.frames.exportAndSign } : {}),
     };
     app.configure(config);
     return { sigil, app, oidc, configId, config, stop };

@@ -4,9 +4,12 @@
 // authProxyConfigId, organizationId, the frame URLs). The page that serves it (test/helpers/
 // wallet-kit.ts) sets `window.SIGIL_KIT`; the test drives the kit's own hook methods through
 // `window.kit` and reads the state the provider manages from `#state`, as an app's UI would render it.
+// The kit has no export-and-sign method, so the page also hands the test the published
+// @turnkey/iframe-stamper the kit itself uses, for the app's own export-and-sign frame.
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { TurnkeyProvider, useTurnkey, type TurnkeyProviderConfig } from '@turnkey/react-wallet-kit';
+import { IframeStamper } from '@turnkey/iframe-stamper';
 
 declare global {
   interface Window {
@@ -17,13 +20,17 @@ declare global {
       organizationId: string;
       exportIframeUrl?: string;
       importIframeUrl?: string;
+      /** Not a kit setting: the app embeds this frame itself (the kit has no export-and-sign). */
+      exportAndSignIframeUrl?: string;
     };
     kit: ReturnType<typeof useTurnkey>;
+    IframeStamper: typeof IframeStamper;
     kitEvents: { kind: string; detail: unknown }[];
   }
 }
 
 window.kitEvents = [];
+window.IframeStamper = IframeStamper;
 const record = (kind: string, detail: unknown) => window.kitEvents.push({ kind, detail });
 
 function State() {
