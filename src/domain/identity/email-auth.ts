@@ -37,7 +37,7 @@ import {
 } from './email-customization.js';
 import { userWithContact } from './otp.js';
 import { DEFAULT_SESSION_SECONDS, addSessionKey, sessionPublicKey } from './sessions.js';
-import { requireUser } from './users.js';
+import { requireUser } from '../lookup.js';
 
 export const EMAIL_AUTH_CREDENTIAL = 'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256';
 export const RECOVER_USER_CREDENTIAL = 'CREDENTIAL_TYPE_RECOVER_USER_KEY_P256';
