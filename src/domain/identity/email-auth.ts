@@ -26,7 +26,8 @@ import type { UserRow } from '../../store/index.js';
 import { parseExpirationSeconds } from './api-keys.js';
 import { registerAuthenticators, type AuthenticatorParams } from './authenticators.js';
 import { checkName } from './contacts.js';
-import type { ActivityContext, Caller, OutgoingMessage } from '../context.js';
+import type { OutgoingMessage } from '../../delivery/delivery.js';
+import type { ActivityContext, Caller } from '../context.js';
 import {
   magicLink,
   readEmailCustomization,
