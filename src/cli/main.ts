@@ -23,7 +23,12 @@ class UsageError extends Error {}
 
 const print = (text: string) => void process.stdout.write(text);
 
-async function init(config: Config, json: boolean): Promise<InitResult> {
+/**
+ * `sigil init` without its output: creates the deployment in the configured store (and the master key
+ * file unless SIGIL_MASTER_KEY gives the key). Exported for the in-process test harness
+ * (test/helpers/sigil.ts), which initializes as the command does.
+ */
+export async function initialize(config: Config): Promise<{ result: InitResult; createdKeyFile: string | undefined }> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const [{ Store }, { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey }, { initializeDeployment, isInitialized }] = await Promise.all([
     storeModule(),
@@ -47,12 +52,17 @@ async function init(config: Config, json: boolean): Promise<InitResult> {
     }
     const result = await initializeDeployment(store, masterKey);
     masterKey.fill(0);
-    if (json) process.stdout.write(JSON.stringify(result) + '\n');
-    else printCredentials(result, createdKeyFile ? masterKeyPath(config.dataDir) : undefined);
-    return result;
+    return { result, createdKeyFile: createdKeyFile ? masterKeyPath(config.dataDir) : undefined };
   } finally {
     await store.close();
   }
+}
+
+async function init(config: Config, json: boolean): Promise<InitResult> {
+  const { result, createdKeyFile } = await initialize(config);
+  if (json) process.stdout.write(JSON.stringify(result) + '\n');
+  else printCredentials(result, createdKeyFile);
+  return result;
 }
 
 function printCredentials(r: InitResult, createdKeyFile: string | undefined) {
