@@ -6,6 +6,8 @@
 // saves each file a `sigil init` and a `sigil serve` process start (~2 s of CPU each on this
 // machine). `startSigil(env, { process: true })` runs `sigil init --json` and `sigil serve` as a user
 // would, for what needs a process: signals, crashes, restarts, workers, its stdout and stderr.
+// SIGIL_TEST_PROCESS=1 runs every file's Sigil as a process, as before the harness (to compare, or to
+// rule the harness out when a test fails).
 // With SIGIL_TEST_DATABASE_URL set, each instance gets its own PostgreSQL schema in that database.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -118,7 +120,7 @@ export interface StartOptions {
 export async function startSigil(extraEnv: Record<string, string> = {}, options: StartOptions = {}): Promise<SigilInstance> {
   const { dataDir, databaseUrl, env } = freshDeploymentEnv();
   Object.assign(env, extraEnv);
-  if (!options.process) return startInProcess(dataDir, databaseUrl, env);
+  if (!options.process && process.env.SIGIL_TEST_PROCESS !== '1') return startInProcess(dataDir, databaseUrl, env);
   const root = initDeployment(dataDir, env);
   const { child, ready, stderr } = serve(dataDir, env);
   const { url, authProxyUrl } = await ready;
