@@ -102,7 +102,7 @@ for (const [id, us] of self) {
     inclusive.set(name, (inclusive.get(name) ?? 0) + us);
   }
 }
-const STEPS = (process.env.PROFILE_STEPS ?? 'handle,readsFor,reads,stampCaller,readStamp,verifyApiKeyStamp,enforceIpAllowlist,runActivity,validate,submit,decide,execute,signRawPayloads,resolveSigningTarget,complete,commitRecords,commitBatch,attempt,respond,render,renderActivity,settled,serialize,onSendEnd,runPreParsing,handleRequest').split(',');
+const STEPS = (process.env.PROFILE_STEPS ?? 'handle,readsFor,reads,authenticate,stampCaller,readStamp,verifyApiKeyStamp,enforceIpAllowlist,runActivity,validate,submit,decide,execute,signRawPayloads,resolveSigningTarget,complete,commitRecords,commitBatch,attempt,respond,render,renderActivity,settled,serialize,onSendEnd,runPreParsing,handleRequest').split(',');
 console.table(STEPS.filter((n) => inclusive.has(n)).map((n) => ({ step: n, usPerRequest: Math.round(inclusive.get(n) / row.requests) })));
 const top = (m, n) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ where: k, ms: Math.round(v / 1000), pct: ((100 * v) / total).toFixed(1) }));
 console.log(`main thread: ${Math.round(total / 1000)} ms sampled during the load, ${row.requests} requests: ${Math.round(total / row.requests)} µs each`);

@@ -1,19 +1,9 @@
 // Who an activity runs as (docs: README "Activities" and "Approvals"): the caller a credential
-// stands for, built in one place for a stamped request (src/pipeline/authenticate.ts) and for the
+// stands for, built by src/domain/context.ts's builders for a stamped request and here for the
 // submitter of a waiting activity, found again from the vote it submitted with.
-import { WEBAUTHN_VOTE_SCHEME, type Caller } from '../domain/context.js';
+import { WEBAUTHN_VOTE_SCHEME, apiKeyCaller, passkeyCaller, type Caller } from '../domain/context.js';
 import { SigilError } from '../errors/errors.js';
 import type { ActivityRow, ApiKeyRow, AuthenticatorRow, Repositories, UserRow, VoteRow } from '../store/index.js';
-
-/** The caller an API key stands for; `signature` is what its votes record. */
-export function apiKeyCaller(key: ApiKeyRow, user: UserRow, scheme: string, signature: string): Caller {
-  return { organizationId: key.organization_id, user, credential: { kind: 'api_key', apiKey: key, scheme, signature } };
-}
-
-/** The caller a passkey stands for; `signature` is the X-Stamp-Webauthn value its votes record. */
-export function passkeyCaller(authenticator: AuthenticatorRow, user: UserRow, signature: string): Caller {
-  return { organizationId: authenticator.organization_id, user, credential: { kind: 'webauthn', authenticator, scheme: WEBAUTHN_VOTE_SCHEME, signature } };
-}
 
 /** The submitter of a waiting activity, with the credential that submitted it (its first vote). */
 export async function submitterOf(repos: Repositories, target: ActivityRow, votes: VoteRow[]): Promise<Caller> {

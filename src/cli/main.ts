@@ -25,7 +25,15 @@ class UsageError extends Error {}
 
 const print = (text: string) => void process.stdout.write(text);
 
-async function init(config: Config, json: boolean, flags: Record<string, unknown> = {}): Promise<InitResult> {
+/**
+ * `sigil init` without its output: creates the deployment in the configured store under the configured
+ * seal (and the master key file for a static seal unless SIGIL_MASTER_KEY gives the key). Exported for
+ * the in-process test harness (test/helpers/sigil.ts), which initializes as the command does.
+ */
+export async function initialize(
+  config: Config,
+  flags: Record<string, unknown> = {},
+): Promise<{ result: InitResult; createdKeyFile: string | undefined; seal: SealRecord['type']; unsealShares: string[] | undefined }> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const [{ Store }, { createMasterKeyFile, loadMasterKey, masterKeyPath, parseMasterKey }, { initializeDeployment, isInitialized }] = await Promise.all([
     storeModule(),
@@ -69,12 +77,17 @@ async function init(config: Config, json: boolean, flags: Record<string, unknown
     } finally {
       custody.seal.close();
     }
-    if (json) process.stdout.write(JSON.stringify({ ...result, ...(custody.record.type !== 'static' ? { seal: custody.record.type } : {}), ...(unsealShares ? { unsealShares } : {}) }) + '\n');
-    else printCredentials(result, config.seal.type === 'static' ? (createdKeyFile ? masterKeyPath(config.dataDir) : undefined) : config.seal.type, unsealShares);
-    return result;
+    return { result, createdKeyFile: createdKeyFile ? masterKeyPath(config.dataDir) : undefined, seal: custody.record.type, unsealShares };
   } finally {
     await store.close();
   }
+}
+
+async function init(config: Config, json: boolean, flags: Record<string, unknown> = {}): Promise<InitResult> {
+  const { result, createdKeyFile, seal, unsealShares } = await initialize(config, flags);
+  if (json) process.stdout.write(JSON.stringify({ ...result, ...(seal !== 'static' ? { seal } : {}), ...(unsealShares ? { unsealShares } : {}) }) + '\n');
+  else printCredentials(result, seal === 'static' ? createdKeyFile : seal, unsealShares);
+  return result;
 }
 
 /** --shares and --threshold of a shamir seal (5 and 3 by default). */

@@ -26,7 +26,46 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
-import type { Delivery, EmailEvent, OutgoingMessage } from '../domain/context.js';
+
+/** A message to a user (src/delivery): plain text only; `to` is an email address or an E.164 number. */
+export interface OutgoingMessage {
+  channel: 'email' | 'sms';
+  to: string;
+  subject?: string;
+  text: string;
+  /**
+   * Email only: the sender the request asked for (sendFromEmailAddress, sendFromEmailSenderName,
+   * replyToEmailAddress). Delivery honours it only for domains the deployment allows.
+   */
+  sender?: { address?: string; name?: string; replyTo?: string };
+  /**
+   * Email only: the organization the message is sent for and what it is (OTP, EMAIL_AUTH,
+   * EMAIL_RECOVERY, INVITATION). With both, delivery reports each step as an EmailEvent.
+   */
+  organizationId?: string;
+  kind?: string;
+}
+
+/**
+ * One step of an email's delivery (list_email_events; swagger v1EmailEvent): `Send` when the SMTP
+ * conversation starts, then `Delivery` (the server took it) or `Bounce` (it refused, or no server
+ * answered). Carries addresses and the server's answer, never the message's subject or text.
+ */
+export interface EmailEvent {
+  organizationId: string;
+  messageId: string;
+  eventType: 'Send' | 'Delivery' | 'Bounce';
+  kind: string;
+  from: string;
+  to: string;
+  at: number;
+  details: Record<string, string>;
+}
+
+/** Sends messages to users; resolves once the message is handed over, rejects when it could not be. */
+export interface Delivery {
+  send(message: OutgoingMessage): Promise<void>;
+}
 
 /** How long an SMTP conversation or an SMS webhook call may take before the send fails. */
 const SEND_TIMEOUT_MS = 15_000;

@@ -5,7 +5,7 @@ import type { ApiKeyRow, AuthenticatorRow, OrganizationRow, Repositories, UserRo
 import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
 import type { AppProofKey } from '../crypto/app-proofs.js';
-import type { Broadcasting } from './keys/broadcasting.js';
+import type { Delivery } from '../delivery/delivery.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -58,6 +58,19 @@ export interface Caller {
   credential: CallerCredential;
 }
 
+/**
+ * The caller an API key stands for; `signature` is what its votes record. One builder for a stamped
+ * request (src/domain/identity/authentication.ts) and a waiting activity's submitter (src/activity/).
+ */
+export function apiKeyCaller(key: ApiKeyRow, user: UserRow, scheme: string, signature: string): Caller {
+  return { organizationId: key.organization_id, user, credential: { kind: 'api_key', apiKey: key, scheme, signature } };
+}
+
+/** The caller a passkey stands for; `signature` is the X-Stamp-Webauthn value its votes record. */
+export function passkeyCaller(authenticator: AuthenticatorRow, user: UserRow, signature: string): Caller {
+  return { organizationId: authenticator.organization_id, user, credential: { kind: 'webauthn', authenticator, scheme: WEBAUTHN_VOTE_SCHEME, signature } };
+}
+
 
 /** Reads activity records as the API shows them; implemented by src/activity, injected here. */
 export interface ActivityReader {
@@ -68,46 +81,6 @@ export interface ActivityReader {
     opts: { limit: number; before?: string; after?: string; statuses?: string[]; types?: string[] },
     viewer: OperationContext,
   ): Promise<Record<string, unknown>[]>;
-}
-
-/** A message to a user (src/delivery): plain text only; `to` is an email address or an E.164 number. */
-export interface OutgoingMessage {
-  channel: 'email' | 'sms';
-  to: string;
-  subject?: string;
-  text: string;
-  /**
-   * Email only: the sender the request asked for (sendFromEmailAddress, sendFromEmailSenderName,
-   * replyToEmailAddress). Delivery honours it only for domains the deployment allows.
-   */
-  sender?: { address?: string; name?: string; replyTo?: string };
-  /**
-   * Email only: the organization the message is sent for and what it is (OTP, EMAIL_AUTH,
-   * EMAIL_RECOVERY, INVITATION). With both, delivery reports each step as an EmailEvent.
-   */
-  organizationId?: string;
-  kind?: string;
-}
-
-/**
- * One step of an email's delivery (list_email_events; swagger v1EmailEvent): `Send` when the SMTP
- * conversation starts, then `Delivery` (the server took it) or `Bounce` (it refused, or no server
- * answered). Carries addresses and the server's answer, never the message's subject or text.
- */
-export interface EmailEvent {
-  organizationId: string;
-  messageId: string;
-  eventType: 'Send' | 'Delivery' | 'Bounce';
-  kind: string;
-  from: string;
-  to: string;
-  at: number;
-  details: Record<string, string>;
-}
-
-/** Sends messages to users; resolves once the message is handed over, rejects when it could not be. */
-export interface Delivery {
-  send(message: OutgoingMessage): Promise<void>;
 }
 
 /**
@@ -155,8 +128,9 @@ export interface Services {
   oidc: OidcVerifier;
   /** Email and SMS to users (OTP codes); absent in processes that send none. */
   delivery?: Delivery;
-  /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
-  broadcasting?: Broadcasting;
+  // `broadcasting`, the broadcasting and tracking of EVM transactions (eth_send_transaction), absent in
+  // processes that send none, is declared by src/domain/keys/broadcasting.ts: it needs this file's
+  // contexts, so naming it here would make the two files import each other.
   /** Webhook destinations and the dispatcher; absent in processes that deliver none (the CLI). */
   webhooks?: WebhookServices;
 }
@@ -182,4 +156,11 @@ export interface ActivityContext extends OperationContext {
    * broadcast transaction) is keyed by, so two identical submissions racing each other cause it once.
    */
   fingerprint?: string;
+}
+
+/** What `prepare` answers: the activity's result, and the writes that make it true. */
+export interface Prepared<R> {
+  result: R;
+  /** Only writes (inserts, counted quota checks): they run in a shared transaction and may be replayed. */
+  writes(repos: Repositories): Promise<void>;
 }

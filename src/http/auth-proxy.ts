@@ -17,7 +17,7 @@ import type { Barrier } from '../barrier/barrier.js';
 import { OAUTH_METHODS, type AuthMethod } from '../domain/identity/auth-methods.js';
 import { proxyKeyAt, requireAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
-import { readVerificationToken } from '../domain/identity/otp.js';
+import { readVerificationToken } from '../domain/identity/verification-tokens.js';
 import { contactKindOf, sameContact, subOrganizationsTrustingContact } from '../domain/identity/verified-contacts.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import type { Pipeline } from '../pipeline/pipeline.js';

@@ -1,7 +1,7 @@
 // API key operations (interface-spec.md §4.6; swagger v1CreateApiKeysIntentV2, v1DeleteApiKeysIntent,
 // v1GetApiKeyRequest, v1GetApiKeysRequest).
 import { apiKeyRecord, buildApiKeyRows, getApiKey, insertApiKeys, type ApiKeyParams } from '../domain/identity/api-keys.js';
-import { requireUser } from '../domain/identity/users.js';
+import { requireUser } from '../domain/lookup.js';
 import { invalid, notFound } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 

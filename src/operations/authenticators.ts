@@ -9,7 +9,7 @@ import {
   registerAuthenticators,
   type AuthenticatorParams,
 } from '../domain/identity/authenticators.js';
-import { requireUser } from '../domain/identity/users.js';
+import { requireUser } from '../domain/lookup.js';
 import { invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 

@@ -1,10 +1,9 @@
 // Operations are data (DESIGN.md "An operation is data"): each declares its path segment, type
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
-import type { ActivityContext, Caller, OperationContext } from '../domain/context.js';
+import type { ActivityContext, Caller, OperationContext, Prepared } from '../domain/context.js';
 import type { AppProofFact } from '../domain/keys/app-proofs.js';
 import type { PolicyContext } from '../policy/index.js';
-import type { Repositories } from '../store/index.js';
 
 /** How an activity is authorized before the policy engine has its say (turnkey-semantics.md §1.4, §2). */
 export type Authorization =
@@ -35,13 +34,6 @@ export interface TypeAlias {
    * type cannot be sidestepped by the spelling.
    */
   spelling?: boolean;
-}
-
-/** What `prepare` answers: the activity's result, and the writes that make it true. */
-export interface Prepared<R> {
-  result: R;
-  /** Only writes (inserts, counted quota checks): they run in a shared transaction and may be replayed. */
-  writes(repos: Repositories): Promise<void>;
 }
 
 export interface ActivityDeclaration<P = any, R = any, L = any> {

@@ -22,7 +22,7 @@ import {
   type RequiredStep,
   type UpdateMfaPolicyParams,
 } from '../domain/identity/mfa-policies.js';
-import { requireUser } from '../domain/identity/users.js';
+import { requireUser } from '../domain/lookup.js';
 import { notFound } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 

@@ -2,7 +2,8 @@
 // v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; USER/CREATE as semantics §1.3 lists it),
 // update_user and its single-field variants, delete_users, get_user, list_users.
 import { verifyContactUpdate } from '../domain/identity/verified-contacts.js';
-import { createApiOnlyUsers, createUsers, deleteUsers, requireUser, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/identity/users.js';
+import { createApiOnlyUsers, createUsers, deleteUsers, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/identity/users.js';
+import { requireUser } from '../domain/lookup.js';
 import { authenticatorParamsFromV1 } from '../domain/identity/authenticators.js';
 import { defineActivity, defineQuery } from './define.js';
 

@@ -1,17 +1,16 @@
-// Authentication: the stamp's signature over the raw body, then the credential's owner, found in
-// the target organization or its parent (turnkey-semantics.md §0), with API key expiry; passkey
-// stamps (X-Stamp-Webauthn) are verified by src/auth/webauthn.ts once the authenticator is found. Error
-// messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
-import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, SCHEME_CURVE, type ApiKeyStamp, type Stamp, type WebauthnStamp } from '../auth/stamp.js';
-import { authenticateWebauthnStamp } from '../auth/webauthn.js';
-import type { WebauthnExpectations } from '../crypto/webauthn.js';
-import { isExpired } from '../domain/identity/api-keys.js';
-import type { Caller } from '../domain/context.js';
-import { apiKeyCaller, passkeyCaller } from '../activity/submitter.js';
+// The credentials a request carries, read from its headers before anything is looked up
+// (turnkey-contract.md §1 stamps, §2.1 X-Session; turnkey-semantics.md §6 "Sessions"): a stamp, whose
+// signature over the raw body is checked here so forged requests cost no database work, or, without
+// one, a read-only session, which authenticates queries and never submissions. Who the credential
+// belongs to is the domain's answer (src/domain/identity/authentication.ts), asked once by the pipeline.
+import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, type Stamp } from '../auth/stamp.js';
 import { SigilError } from '../errors/errors.js';
-import type { OrganizationRow, Repositories } from '../store/index.js';
 
-export function readStamp(headers: Record<string, string | string[] | undefined>, rawBody: Buffer): Stamp {
+type Headers = Record<string, string | string[] | undefined>;
+
+const present = (v: string | string[] | undefined) => typeof v === 'string' && v !== '';
+
+export function readStamp(headers: Headers, rawBody: Buffer): Stamp {
   const stamp = parseStamp(headers);
   // The signature is checked before any lookup, so forged requests cost no database work.
   if (stamp.kind === 'api_key') verifyApiKeyStamp(stamp, rawBody);
@@ -19,34 +18,19 @@ export function readStamp(headers: Record<string, string | string[] | undefined>
   return stamp;
 }
 
-export async function resolveCaller(
-  repos: Repositories,
-  stamp: ApiKeyStamp | WebauthnStamp,
-  org: OrganizationRow,
-  now: number,
-  /** What a passkey assertion is checked against: the raw body (its challenge) and the relying party. */
-  passkeys: { rawBody: Uint8Array; webauthn: WebauthnExpectations },
-): Promise<Caller> {
-  if (stamp.kind === 'webauthn') {
-    // The assertion can only be checked with the stored key, so the lookup comes first here.
-    const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
-    const { authenticator, user } = await authenticateWebauthnStamp(repos, stamp, orgIds, passkeys.rawBody, passkeys.webauthn);
-    const { authenticatorData, clientDataJson, credentialId, signature } = stamp;
-    return passkeyCaller(authenticator, user, JSON.stringify({ authenticatorData, clientDataJson, credentialId, signature }));
+/**
+ * The X-Session token when the request carries no stamp (a stamp, when present, is what
+ * authenticates). Submissions with only a session are refused.
+ */
+export function readOnlySessionToken(headers: Headers, kind: 'submit' | 'query'): string | undefined {
+  if (present(headers['x-stamp']) || present(headers['x-stamp-webauthn']) || present(headers['x-stamp-attested'])) return undefined;
+  const token = headers['x-session'];
+  if (!present(token)) return undefined;
+  if (kind === 'submit') {
+    throw new SigilError(
+      'REQUEST_NOT_AUTHORIZED',
+      'a read-only session (X-Session) cannot submit activities: stamp the request with a credential (X-Stamp or X-Stamp-Webauthn)',
+    );
   }
-  const orgIds = org.parent_organization_id ? [org.id, org.parent_organization_id] : [org.id];
-  const rows = await repos.apiKeys.findWithOwner(orgIds, stamp.publicKey);
-  // A key in the target organization wins over one in its parent.
-  const found = rows.find((r) => r.key.organization_id === org.id) ?? rows[0];
-  if (!found) {
-    throw new SigilError('PUBLIC_KEY_NOT_FOUND', 'could not find public key in organization or its parent organization');
-  }
-  const { key, user } = found;
-  if (SCHEME_CURVE[stamp.scheme] !== key.curve_type) {
-    throw new SigilError('SIGNATURE_INVALID', `could not verify api key signature: scheme ${stamp.scheme} does not match the key's curve ${key.curve_type}`);
-  }
-  if (isExpired(key, now)) {
-    throw new SigilError('API_KEY_EXPIRED', `expired api key: rpc error: code = Unauthenticated desc = expired api key publicKey: ${key.public_key}`);
-  }
-  return apiKeyCaller(key, user, stamp.scheme, stamp.signature);
+  return token as string;
 }

@@ -8,23 +8,18 @@ import type { ActivityRecords } from '../activity/reader.js';
 import { fingerprintOf } from '../activity/fingerprint.js';
 import type { Config } from '../config/config.js';
 import type { OperationContext, Services } from '../domain/context.js';
-import { requireOrganization } from '../domain/governance/organizations.js';
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import type { ActivityDeclaration, QueryDeclaration } from '../operations/define.js';
 import type { Registry } from '../operations/registry.js';
 import { describeErrors, validatorOf, type RequestSchema } from '../schemas/index.js';
-import type { ActivityRow, OrganizationRow, Repositories, Store } from '../store/index.js';
-import { readStamp, resolveCaller } from './authenticate.js';
+import type { ActivityRow, Repositories, Store } from '../store/index.js';
+import { readOnlySessionToken, readStamp } from './authenticate.js';
 import { ActivityLifecycle } from '../activity/lifecycle.js';
 import { checkEnvelope, checkTimestamp, organizationIdOf, parseBody, timestampOf } from './envelope.js';
 import { jsonLimits, type JsonLimits } from './input-limits.js';
-import { readOnlySessionToken, stampCaller } from './identify.js';
-import { readOnlySessionCaller } from '../domain/identity/sessions.js';
-import { enforceIpAllowlist } from '../domain/governance/ip-allowlists.js';
 import { RateLimiter } from './rate-limit.js';
-import { credentialPublicKey } from '../domain/context.js';
-import { parseStamp, type AttestedStamp } from '../auth/stamp.js';
-import { attestedCaller } from '../domain/identity/attested-stamps.js';
+import { parseStamp } from '../auth/stamp.js';
+import { authenticate } from '../domain/identity/authentication.js';
 import { refusedEntry } from '../audit/record.js';
 
 export interface PipelineRequest {
@@ -110,20 +105,22 @@ export class Pipeline {
     const timestampMs = fingerprint ? timestampOf(body) : undefined;
     const { repos, existing } = await this.readsFor(organizationId, fingerprint && timestampMs !== undefined ? { fingerprint, timestampMs } : undefined);
     const now = this.now();
-    const target = await requireOrganization(repos, organizationId);
-    const { organization, caller } =
-      stamp?.kind === 'attested'
-        ? await this.attestedCaller(decl, stamp, target, now)
-        : stamp
-      ? await stampCaller(repos, decl, stamp, target, (org) =>
-          resolveCaller(repos, stamp, org, now, { rawBody: req.rawBody, webauthn: this.deps.services.settings.webauthn }),
-        )
-      : { organization: target, caller: await readOnlySessionCaller(repos, sessionToken!, this.deps.services.signer.publicKeyUncompressed, target, now) };
-    if (req.identity) {
-      req.identity.userId = caller.user.id;
-      req.identity.publicKey = credentialPublicKey(caller.credential);
-    }
-    if (!req.viaAuthProxy) await enforceIpAllowlist(repos, caller, req.clientAddress);
+    const { organization, caller } = await authenticate(
+      { reads: repos, writes: this.deps.store.repos },
+      this.deps.services,
+      {
+        organizationId,
+        credential: stamp ? { stamp } : { sessionToken: sessionToken! },
+        rawBody: req.rawBody,
+        operation: `/public/v1/${decl.kind === 'activity' ? 'submit' : 'query'}/${decl.path}`,
+        acceptsAttestedStamp: decl.kind === 'activity' && decl.acceptsAttestedStamp === true,
+        credentialMayBeInSubOrganization: decl.kind === 'activity' && decl.credentialMayBeInSubOrganization === true,
+        clientAddress: req.clientAddress,
+        viaAuthProxy: req.viaAuthProxy,
+        now,
+      },
+      req.identity,
+    );
     // After the allowlist, so requests it refuses cannot spend the organization's budget.
     await this.rateLimiter.take(organization, caller, now, (req.responseHeaders ??= {}), { perCredential: !req.viaAuthProxy });
     const base = { organization, caller, now, newId, services: this.deps.services, clientAddress: req.clientAddress };
@@ -152,17 +149,6 @@ export class Pipeline {
       if (org) store.rememberParent(org.id, parent);
     }
     return store.reads(parent ? [organizationId, parent] : [organizationId], submission ? { organizationId, ...submission } : undefined);
-  }
-
-  /** An X-Stamp-Attested request: only login activities take one (src/domain/identity/attested-stamps.ts). */
-  private attestedCaller(decl: ActivityDeclaration | QueryDeclaration, stamp: AttestedStamp, target: OrganizationRow, now: number) {
-    if (decl.kind !== 'activity' || !decl.acceptsAttestedStamp) {
-      throw new SigilError(
-        'REQUEST_NOT_AUTHORIZED',
-        `an attested stamp (X-Stamp-Attested) can only log in (stamp_login): stamp /public/v1/${decl.kind}/${decl.path} with X-Stamp or X-Stamp-Webauthn`,
-      );
-    }
-    return attestedCaller(this.deps.store.repos, this.deps.services, stamp, target, now);
   }
 
   /** True for a path the registry declares (the metrics label unknown paths as one value). */

@@ -4,7 +4,7 @@
 // for the organizations whose generations the request read. Every other method, and every write,
 // is the plain repository's. Cached rows are frozen and shared: callers must not change them.
 import type { CacheView } from './read-cache.js';
-import type { Repositories } from './index.js';
+import type { Repositories } from './repositories/index.js';
 
 /** A copy of `repo` whose `overrides` replace methods of the same name (the rest are the repo's own). */
 function over<R extends object>(repo: R, overrides: Partial<R>): R {

@@ -9,7 +9,7 @@ import BetterSqlite3 from './sqlite-driver.js';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
-import { postgresRaw, sqliteRaw, type RawDb } from './raw.js';
+import { postgresRaw, sqliteRaw, type DatabaseStats, type Dialect, type RawDb } from './raw.js';
 import { Checkpointer, WalSync } from './wal-sync.js';
 import * as m001 from './migrations/001_foundation.js';
 import * as m002 from './migrations/002_wallets.js';
@@ -40,7 +40,9 @@ import * as m027 from './migrations/027_send_tracking.js';
 import * as m030 from './migrations/030_lookup_indexes.js';
 import * as m031 from './migrations/031_small_rows.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+// Declared with the prepared statements that count them (raw.ts), which db.ts builds on.
+export type { DatabaseStats, Dialect } from './raw.js';
+
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_foundation': m001,
@@ -77,14 +79,6 @@ class StaticMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     return MIGRATIONS;
   }
-}
-
-/**
- * Counters of the database work a process does: `roundTrips` counts the statements sent to
- * PostgreSQL (each one a round trip on its connection); SQLite runs in-process and counts none.
- */
-export interface DatabaseStats {
-  roundTrips: number;
 }
 
 export interface OpenedDatabase {

@@ -9,6 +9,7 @@ import { AuditLane, type AuditSealer, type PendingAuditEntry } from './audit-lan
 import type { RawDb } from './raw.js';
 import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
+import type { Repositories } from './repositories/index.js';
 import { hotReads, type HotReads } from './hot-reads.js';
 import type { Checkpointer, WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
@@ -43,6 +44,7 @@ import { SendTransactionsRepo } from './repositories/send-transactions.js';
 import { WebhooksRepo } from './repositories/webhooks.js';
 
 export { isUniqueViolation } from './db.js';
+export type { Repositories } from './repositories/index.js';
 export { DuplicateActivity, type RecordUnit } from './group-commit.js';
 export type { AuditCheckpointRow, AuditEntryRow, AuditHead, AuditSealer, PendingAuditEntry } from './audit-lane.js';
 export type { ActivityRow, VoteRow } from './repositories/activities.js';
@@ -74,50 +76,6 @@ export type { EmailEventRow } from './repositories/email-events.js';
 export type { SendTransactionRow } from './repositories/send-transactions.js';
 export type { OutboxState, WebhookDeliveryRow, WebhookEndpointRow } from './repositories/webhooks.js';
 export type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow } from './repositories/private-keys.js';
-
-export interface Repositories {
-  /**
-   * A value derived from the organization's rarely-changing data (compiled policies, rendered user
-   * records), kept by the read cache while the organization's generation stands; computed each time
-   * where there is no cache (transactions, the CLI).
-   */
-  memo<T>(organizationId: string, key: string, load: () => Promise<T>): Promise<T>;
-  /**
-   * Inside a transaction: runs `fn` in a savepoint, undoing only its writes when it throws (the
-   * error is rethrown). Used when a failure must be recorded beside the writes that led to it.
-   */
-  savepoint<T>(fn: () => Promise<T>): Promise<T>;
-  meta: MetaRepo;
-  organizations: OrganizationsRepo;
-  users: UsersRepo;
-  apiKeys: ApiKeysRepo;
-  userTags: UserTagsRepo;
-  activities: ActivitiesRepo;
-  wallets: WalletsRepo;
-  privateKeys: PrivateKeysRepo;
-  importBundles: ImportBundlesRepo;
-  bootProofs: BootProofsRepo;
-  policies: PoliciesRepo;
-  policyEvaluations: PolicyEvaluationsRepo;
-  contractInterfaces: ContractInterfacesRepo;
-  authenticators: AuthenticatorsRepo;
-  ipAllowlists: IpAllowlistsRepo;
-  oauthProviders: OauthProvidersRepo;
-  oauth2Credentials: Oauth2CredentialsRepo;
-  auditLog: AuditLogRepo;
-  rateLimits: RateLimitsRepo;
-  quotas: QuotasRepo;
-  otps: OtpsRepo;
-  authProxyConfigs: AuthProxyConfigsRepo;
-  velocityControls: VelocityControlsRepo;
-  sessionProfiles: SessionProfilesRepo;
-  secrets: SecretsRepo;
-  mfaPolicies: MfaPoliciesRepo;
-  invitations: InvitationsRepo;
-  emailEvents: EmailEventsRepo;
-  sendTransactions: SendTransactionsRepo;
-  webhooks: WebhooksRepo;
-}
 
 function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Repositories {
   return {

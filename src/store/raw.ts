@@ -6,7 +6,16 @@
 // commit). Kysely stays on the cold paths.
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import type { DatabaseStats, Dialect } from './db.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * Counters of the database work a process does: `roundTrips` counts the statements sent to
+ * PostgreSQL (each one a round trip on its connection); SQLite runs in-process and counts none.
+ */
+export interface DatabaseStats {
+  roundTrips: number;
+}
 
 /** A statement with its name (the PostgreSQL prepared-statement name) and text per dialect. */
 export interface Statement {

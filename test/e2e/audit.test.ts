@@ -23,7 +23,7 @@ let signWith: string;
 let bob: KeyPair;
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  sigil = await startSigil({}, { process: true });
   dir = mkdtempSync(join(tmpdir(), 'sigil-audit-'));
 }, 120_000);
 afterAll(async () => {

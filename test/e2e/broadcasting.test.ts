@@ -52,7 +52,7 @@ beforeAll(async () => {
     SIGIL_EVM_POLL_INTERVAL_MS: '100',
     SIGIL_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     SIGIL_WEBHOOK_POLL_MS: '50',
-  });
+  }, { process: true });
   second = await serveAnother(sigil);
   orgId = sigil.root.organizationId;
   const { webhookVerificationKey: key } = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();

@@ -25,7 +25,8 @@ function cli(args: string[]) {
 const conn = () => ['--key-file', keyFile, '--url', sigil.url, '--organization-id', sigil.root.organizationId];
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  // A process: the CLI runs under spawnSync, which blocks this process, so a Sigil in it could not answer.
+  sigil = await startSigil({}, { process: true });
   dir = mkdtempSync(join(tmpdir(), 'sigil-cli-show-'));
   keyFile = join(dir, 'root.json');
   writeFileSync(keyFile, JSON.stringify({ publicKey: sigil.root.apiPublicKey, privateKey: sigil.root.apiPrivateKey }), { mode: 0o600 });

@@ -253,7 +253,7 @@ const runs = Number(process.env.SIGIL_FUZZ_RUNS || 10);
 const seed = Number(process.env.SIGIL_FUZZ_SEED || Date.now() % 1_000_000);
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  sigil = await startSigil({}, { process: true });
   stamper = new ApiKeyStamper({ apiPublicKey: sigil.root.apiPublicKey, apiPrivateKey: sigil.root.apiPrivateKey });
   before = await dbSnapshot(sigil);
 });

@@ -19,9 +19,9 @@ let before: Snapshot;
 
 beforeAll(async () => {
   const started = await Promise.allSettled([
-    startSigil(),
-    startSigil({ SIGIL_REQUEST_TIMEOUT_MS: '1500', SIGIL_HEADERS_TIMEOUT_MS: '1000', SIGIL_KEEP_ALIVE_TIMEOUT_MS: '500' }),
-    startSigil({ SIGIL_MAX_CONNECTIONS: '20' }),
+    startSigil({}, { process: true }),
+    startSigil({ SIGIL_REQUEST_TIMEOUT_MS: '1500', SIGIL_HEADERS_TIMEOUT_MS: '1000', SIGIL_KEEP_ALIVE_TIMEOUT_MS: '500' }, { process: true }),
+    startSigil({ SIGIL_MAX_CONNECTIONS: '20' }, { process: true }),
   ]);
   const failed = started.find((r) => r.status === 'rejected');
   if (failed) {

@@ -13,7 +13,7 @@ let sigil: SigilInstance;
 
 beforeAll(async () => {
   inbox = await startInbox();
-  sigil = await startSigil({ ...smtpEnv(inbox), SIGIL_LOG_LEVEL: 'info' });
+  sigil = await startSigil({ ...smtpEnv(inbox), SIGIL_LOG_LEVEL: 'info' }, { process: true });
 }, 60_000);
 
 afterAll(async () => {

@@ -53,7 +53,7 @@ async function backTo024(): Promise<void> {
 }
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  sigil = await startSigil({}, { process: true });
   org = sigil.root.organizationId;
   const root = sdkServerClient(sigil);
   const w = await root.createWallet({ walletName: 'm025', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });

@@ -43,7 +43,8 @@ async function pendingSignature(byte: string) {
 }
 
 beforeAll(async () => {
-  sigil = await startSigil();
+  // A process: the CLI runs under spawnSync, which blocks this process, so a Sigil in it could not answer.
+  sigil = await startSigil({}, { process: true });
   dir = mkdtempSync(join(tmpdir(), 'sigil-cli-keys-'));
   keyFile = join(dir, 'operator.json');
 });

@@ -217,7 +217,9 @@ describe('API keys per user', () => {
 
 describe('operator quota overrides (SIGIL_QUOTAS)', () => {
   it('a deployment may set its own limits; the message names the limit in force', async () => {
-    const small = await startSigil({ SIGIL_QUOTAS: 'wallets=2' });
+    // A process of its own: quota overrides are per process (configureQuotas), and the file's other
+    // deployment, in this process, keeps the defaults.
+    const small = await startSigil({ SIGIL_QUOTAS: 'wallets=2' }, { process: true });
     try {
       const api = sdkServerClient(small);
       await api.createWallet({ walletName: 'one', accounts: [] });

@@ -17,7 +17,7 @@ let second: SigilInstance;
 
 beforeAll(async () => {
   inbox = await startInbox();
-  first = await startSigil(smtpEnv(inbox));
+  first = await startSigil(smtpEnv(inbox), { process: true });
   second = await serveAnother(first);
 }, 60_000);
 

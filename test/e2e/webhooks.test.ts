@@ -108,7 +108,7 @@ let receiver: Receiver;
 let signingKey: { keyId: string; publicKey: string; algorithm: string };
 
 beforeAll(async () => {
-  sigil = await startSigil(FAST_RETRIES);
+  sigil = await startSigil(FAST_RETRIES, { process: true });
   const wellKnown = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();
   signingKey = wellKnown.webhookVerificationKey;
   receiver = new Receiver(() => signingKey);

@@ -1,7 +1,8 @@
 // Resource quotas (turnkey-semantics.md §8 "Resource limits per organization", from the reference
 // service's reference/resource-limits.mdx; §6 "API keys" for the per-user credential limits and the
 // eviction of expiring keys). Every documented limit is declared here once; the create paths call
-// `reserve` (per organization) or `enforceApiKeyLimits` (per user) before they write.
+// `reserve` (per organization) or, for API keys per user, `enforceApiKeyLimits` (identity/api-keys.ts,
+// beside the expiry it evicts by) before they write.
 //
 //  - A refusal is 429 / gRPC 8 with turnkeyErrorCode RATE_LIMIT_EXCEEDED (of the reference's codes
 //    the one for a ResourceExhausted that is not about signing) and the documented message where one
@@ -19,9 +20,8 @@
 //    (semantics §10 item 8 chooses this over the 429 errors.mdx still lists; that 429 is kept for
 //    the one case eviction cannot help: more than 10 expiring keys in one request).
 import { SigilError } from '../../errors/errors.js';
-import type { ApiKeyRow, OrganizationRow, QuotaTable, Repositories } from '../../store/index.js';
+import type { OrganizationRow, QuotaTable, Repositories } from '../../store/index.js';
 // api-keys.ts calls back into this module from insertApiKeys; only functions cross, so the cycle is harmless.
-import { isExpired } from '../identity/api-keys.js';
 
 export interface OrganizationQuota {
   table: QuotaTable;
@@ -102,49 +102,5 @@ export async function reserve(
       'RATE_LIMIT_EXCEEDED',
       `organization has exceeded maximum ${quota.noun}: ${holder} holds at most ${limit} ${quota.noun} (has ${has}, adding ${adding})`,
     );
-  }
-}
-
-/**
- * Per-user API key limits for keys about to be inserted (`rows`, built at `now`): at most 10
- * long-lived keys, refused beyond that; at most 10 expiring keys, older ones deleted to make room
- * (expired first, then oldest; `keepKeyId`, the key stamping the request, is never deleted).
- */
-export async function enforceApiKeyLimits(
-  repos: Repositories,
-  organizationId: string,
-  rows: ApiKeyRow[],
-  opts: { now: number; keepKeyId?: string },
-): Promise<void> {
-  if (rows.length === 0) return;
-  await repos.organizations.lockForUpdate(organizationId);
-  for (const userId of new Set(rows.map((r) => r.user_id))) {
-    const adding = rows.filter((r) => r.user_id === userId);
-    const addingLongLived = adding.filter((r) => r.expires_at === null).length;
-    const addingExpiring = adding.length - addingLongLived;
-    const existing = await repos.apiKeys.listForUsers(organizationId, [userId]);
-    const longLived = existing.filter((k) => k.expires_at === null).length;
-    if (longLived + addingLongLived > MAX_LONG_LIVED_API_KEYS_PER_USER) {
-      throw new SigilError(
-        'RATE_LIMIT_EXCEEDED',
-        `${LONG_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_LONG_LIVED_API_KEYS_PER_USER} (has ${longLived}, adding ${addingLongLived})`,
-      );
-    }
-    if (addingExpiring === 0) continue;
-    const expiring = existing.filter((k) => k.expires_at !== null);
-    const excess = expiring.length + addingExpiring - MAX_EXPIRING_API_KEYS_PER_USER;
-    if (excess <= 0) continue;
-    const byAge = (a: ApiKeyRow, b: ApiKeyRow) => a.created_at - b.created_at || a.id.localeCompare(b.id);
-    const evictable = [
-      ...expiring.filter((k) => isExpired(k, opts.now)).sort(byAge),
-      ...expiring.filter((k) => !isExpired(k, opts.now) && k.id !== opts.keepKeyId).sort(byAge),
-    ];
-    if (evictable.length < excess) {
-      throw new SigilError(
-        'RATE_LIMIT_EXCEEDED',
-        `${SHORT_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_EXPIRING_API_KEYS_PER_USER} expiring keys (has ${expiring.length}, adding ${addingExpiring})`,
-      );
-    }
-    await repos.apiKeys.delete(organizationId, userId, evictable.slice(0, excess).map((k) => k.id));
   }
 }

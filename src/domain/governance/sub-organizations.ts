@@ -15,7 +15,7 @@ import { storeWallet, type WalletAccountParams } from '../keys/wallets.js';
 import { createPrivateKeys, type PrivateKeyParams } from '../keys/private-keys.js';
 import { reserve } from './quotas.js';
 import { generateMnemonic, isMnemonicWordCount } from '../../crypto/bip39.js';
-import type { ClientSignature } from '../identity/otp.js';
+import type { ClientSignature } from '../identity/verification-tokens.js';
 import { verifyContactAtSignup } from '../identity/verified-contacts.js';
 
 export interface RootUserParams {

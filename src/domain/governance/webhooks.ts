@@ -18,8 +18,7 @@
 import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { OrganizationRow, Repositories, WebhookDeliveryRow, WebhookEndpointRow } from '../../store/index.js';
 import { checkName } from '../identity/contacts.js';
-import type { ActivityContext, OperationContext } from '../context.js';
-import type { Prepared } from '../../operations/define.js';
+import type { ActivityContext, OperationContext, Prepared } from '../context.js';
 import { newId } from '../ids.js';
 import { timestamp } from '../records.js';
 

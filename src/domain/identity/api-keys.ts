@@ -5,7 +5,12 @@ import { isValidPublicKey as isP256Point } from '../../crypto/p256.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { ApiKeyRow, Repositories } from '../../store/index.js';
 import { checkName } from './contacts.js';
-import { enforceApiKeyLimits } from '../governance/quotas.js';
+import {
+  LONG_LIVED_API_KEYS_MESSAGE,
+  MAX_EXPIRING_API_KEYS_PER_USER,
+  MAX_LONG_LIVED_API_KEYS_PER_USER,
+  SHORT_LIVED_API_KEYS_MESSAGE,
+} from '../governance/quotas.js';
 import { timestamp, type TimestampObject } from '../records.js';
 
 export interface ApiKeyParams {
@@ -135,4 +140,48 @@ export async function getApiKey(repos: Repositories, organizationId: string, api
 
 export function isExpired(row: ApiKeyRow, now: number): boolean {
   return row.expires_at !== null && row.expires_at <= now;
+}
+
+/**
+ * Per-user API key limits for keys about to be inserted (`rows`, built at `now`): at most 10
+ * long-lived keys, refused beyond that; at most 10 expiring keys, older ones deleted to make room
+ * (expired first, then oldest; `keepKeyId`, the key stamping the request, is never deleted).
+ */
+export async function enforceApiKeyLimits(
+  repos: Repositories,
+  organizationId: string,
+  rows: ApiKeyRow[],
+  opts: { now: number; keepKeyId?: string },
+): Promise<void> {
+  if (rows.length === 0) return;
+  await repos.organizations.lockForUpdate(organizationId);
+  for (const userId of new Set(rows.map((r) => r.user_id))) {
+    const adding = rows.filter((r) => r.user_id === userId);
+    const addingLongLived = adding.filter((r) => r.expires_at === null).length;
+    const addingExpiring = adding.length - addingLongLived;
+    const existing = await repos.apiKeys.listForUsers(organizationId, [userId]);
+    const longLived = existing.filter((k) => k.expires_at === null).length;
+    if (longLived + addingLongLived > MAX_LONG_LIVED_API_KEYS_PER_USER) {
+      throw new SigilError(
+        'RATE_LIMIT_EXCEEDED',
+        `${LONG_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_LONG_LIVED_API_KEYS_PER_USER} (has ${longLived}, adding ${addingLongLived})`,
+      );
+    }
+    if (addingExpiring === 0) continue;
+    const expiring = existing.filter((k) => k.expires_at !== null);
+    const excess = expiring.length + addingExpiring - MAX_EXPIRING_API_KEYS_PER_USER;
+    if (excess <= 0) continue;
+    const byAge = (a: ApiKeyRow, b: ApiKeyRow) => a.created_at - b.created_at || a.id.localeCompare(b.id);
+    const evictable = [
+      ...expiring.filter((k) => isExpired(k, opts.now)).sort(byAge),
+      ...expiring.filter((k) => !isExpired(k, opts.now) && k.id !== opts.keepKeyId).sort(byAge),
+    ];
+    if (evictable.length < excess) {
+      throw new SigilError(
+        'RATE_LIMIT_EXCEEDED',
+        `${SHORT_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_EXPIRING_API_KEYS_PER_USER} expiring keys (has ${expiring.length}, adding ${addingExpiring})`,
+      );
+    }
+    await repos.apiKeys.delete(organizationId, userId, evictable.slice(0, excess).map((k) => k.id));
+  }
 }

@@ -26,7 +26,8 @@ import type { UserRow } from '../../store/index.js';
 import { parseExpirationSeconds } from './api-keys.js';
 import { registerAuthenticators, type AuthenticatorParams } from './authenticators.js';
 import { checkName } from './contacts.js';
-import type { ActivityContext, Caller, OutgoingMessage } from '../context.js';
+import type { OutgoingMessage } from '../../delivery/delivery.js';
+import type { ActivityContext, Caller } from '../context.js';
 import {
   magicLink,
   readEmailCustomization,
@@ -37,7 +38,7 @@ import {
 } from './email-customization.js';
 import { userWithContact } from './otp.js';
 import { DEFAULT_SESSION_SECONDS, addSessionKey, sessionPublicKey } from './sessions.js';
-import { requireUser } from './users.js';
+import { requireUser } from '../lookup.js';
 
 export const EMAIL_AUTH_CREDENTIAL = 'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256';
 export const RECOVER_USER_CREDENTIAL = 'CREDENTIAL_TYPE_RECOVER_USER_KEY_P256';

@@ -18,7 +18,7 @@
 // The sender fields go to delivery as they are: it honours them only for the domains the
 // deployment allows (src/delivery/delivery.ts).
 import { invalid } from '../../errors/errors.js';
-import type { OutgoingMessage } from '../context.js';
+import type { OutgoingMessage } from '../../delivery/delivery.js';
 
 export interface EmailCustomizationParams {
   appName?: string;

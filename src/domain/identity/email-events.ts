@@ -5,7 +5,8 @@
 // the record holds the subject, the text, a code or a link.
 import { invalid } from '../../errors/errors.js';
 import type { EmailEventRow, Repositories } from '../../store/index.js';
-import type { EmailEvent, OperationContext } from '../context.js';
+import type { EmailEvent } from '../../delivery/delivery.js';
+import type { OperationContext } from '../context.js';
 import { newId } from '../ids.js';
 import { pageLimit, requireCursors } from '../records.js';
 

@@ -22,7 +22,8 @@ import { newId } from '../ids.js';
 import { requireOrganization } from '../governance/organizations.js';
 import { reserve } from '../governance/quotas.js';
 import { timestamp } from '../records.js';
-import { insertUserWithCredentials, requireTags, requireUser } from './users.js';
+import { insertUserWithCredentials, requireTags } from './users.js';
+import { requireUser } from '../lookup.js';
 
 export const INVITATION_TTL_MS = 72 * 3600 * 1000;
 /** Pending invitations an organization may hold (resource-limits.mdx: "Invitations 100 / 100"). */

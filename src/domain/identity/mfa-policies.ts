@@ -22,7 +22,7 @@ import { isUniqueViolation, type MfaPolicyRow, type Repositories } from '../../s
 import { checkName } from './contacts.js';
 import type { ActivityContext, CallerCredential } from '../context.js';
 import { timestamp } from '../records.js';
-import { requireUser } from './users.js';
+import { requireUser } from '../lookup.js';
 import { listSessionProfiles } from './session-profiles.js';
 
 export interface AuthenticationMethod {

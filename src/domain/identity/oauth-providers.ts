@@ -12,7 +12,7 @@ import { checkName } from './contacts.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { requireAll } from '../lookup.js';
 import { timestamp, type TimestampObject } from '../records.js';
-import { requireUser } from './users.js';
+import { requireUser } from '../lookup.js';
 import { MAX_OAUTH_PROVIDERS_PER_USER } from '../governance/quotas.js';
 
 

@@ -19,7 +19,7 @@ import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { ApiKeyRow, OrganizationRow, Repositories } from '../../store/index.js';
 import { buildApiKeyRows, insertApiKeys, isExpired, parseExpirationSeconds } from './api-keys.js';
 import { WEBAUTHN_VOTE_SCHEME, credentialPublicKey, type ActivityContext, type Caller } from '../context.js';
-import { requireUser } from './users.js';
+import { requireUser } from '../lookup.js';
 import { loginProfile, sessionSeconds, type LoginProfile } from './session-profiles.js';
 
 export const DEFAULT_SESSION_SECONDS = 900;

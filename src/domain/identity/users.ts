@@ -1,16 +1,15 @@
 // Users: creation with their credentials, updates, deletion, and the v1User record
 // (interface-spec.md §4.3; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
-import { SigilError, invalid, notFound } from '../../errors/errors.js';
+import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, UserRow } from '../../store/index.js';
 import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
 import { authenticatorRecord, registerAuthenticators, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
 import { oauthProvidersByUser, registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
-import { requireAll } from '../lookup.js';
+import { requireAll, requireUser } from '../lookup.js';
 import { timestamp, type TimestampObject } from '../records.js';
 import type { ActivityContext } from '../context.js';
 import { reserve } from '../governance/quotas.js';
-// A cycle (mfa-policies.ts checks users with requireUser): only functions cross it, called after both load.
 import { mfaPolicyRecord } from './mfa-policies.js';
 
 export interface UserParams {
@@ -35,12 +34,6 @@ export interface UserRecord {
   createdAt: TimestampObject;
   updatedAt: TimestampObject;
   mfaPolicies: ReturnType<typeof mfaPolicyRecord>[];
-}
-
-export async function requireUser(repos: Repositories, organizationId: string, userId: string): Promise<UserRow> {
-  const user = await repos.users.get(organizationId, userId);
-  if (!user) throw notFound(`user not found: ${userId} is not a user of organization ${organizationId}`);
-  return user;
 }
 
 export async function requireTags(repos: Repositories, organizationId: string, tagIds: string[], field: string): Promise<string[]> {

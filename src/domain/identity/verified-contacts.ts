@@ -16,7 +16,7 @@
 import { invalid } from '../../errors/errors.js';
 import type { Repositories, UserRow } from '../../store/index.js';
 import type { ActivityContext } from '../context.js';
-import { checkClientSignature, readVerificationToken, type ClientSignature } from './otp.js';
+import { checkClientSignature, readVerificationToken, type ClientSignature } from './verification-tokens.js';
 
 export type ContactKind = 'email' | 'phone';
 

@@ -232,6 +232,13 @@ export interface BroadcastingDeps {
   log?: { warn(obj: object, msg: string): void };
 }
 
+declare module '../context.js' {
+  interface Services {
+    /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
+    broadcasting?: Broadcasting;
+  }
+}
+
 export class Broadcasting {
   private readonly rpcs = new Map<string, EvmRpc>();
   /** policyContext and execute of one request share the transaction built for the policy. */

@@ -15,7 +15,7 @@ import type { PolicyContext } from '../../policy/index.js';
 import { parseDerivationPath, HARDENED_OFFSET } from '../../crypto/hd-path.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT, openMnemonic } from './key-material.js';
 import { requirePrivateKey, storePrivateKey } from './private-keys.js';
-import { requireUser } from '../identity/users.js';
+import { requireUser } from '../lookup.js';
 import { requireWallet, storeWallet, type WalletAccountParams } from './wallets.js';
 
 type ImportKind = 'wallet' | 'private_key' | 'secret';
