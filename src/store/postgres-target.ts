@@ -102,6 +102,20 @@ export class HostTarget {
       }
 
       private async connectToTarget(): Promise<void> {
+        // Until connect() returns, the connection's errors reach its caller through the promise; the
+        // 'error' event node-postgres also emits for a connection lost while the session is checked
+        // (seen: a primary killed at that moment) has no listener yet (pg-pool adds one once
+        // connected) and, unheard, would end the process.
+        const heard = () => {};
+        this.on('error', heard);
+        try {
+          await this.connectAndCheck();
+        } finally {
+          this.removeListener('error', heard);
+        }
+      }
+
+      private async connectAndCheck(): Promise<void> {
         const h = await hostTarget.choose();
         // node-postgres reads the host and port from these when it opens the socket (and from the
         // connection parameters for a .pgpass lookup); the rest of the configuration is the same for
