@@ -10,7 +10,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { parseDatabaseUrl, type PostgresHost } from './database-url.js';
-import { HostTarget } from './postgres-target.js';
+import { HeardClient, HostTarget } from './postgres-target.js';
 import { postgresRaw, sqliteRaw, type RawDb } from './raw.js';
 import { Checkpointer, WalSync } from './wal-sync.js';
 import * as m001 from './migrations/001_foundation.js';
@@ -225,9 +225,10 @@ function openPostgres(url: string): OpenedDatabase {
   // hosts, or a session that must be read-write: each new connection goes to the host that fits now
   // (postgres-target.ts), so a promoted standby is found without a restart.
   const single = parsed.hosts.length <= 1 && parsed.targetSessionAttrs === 'any';
-  const connection: pg.ClientConfig & { Client?: typeof pg.Client } = single
-    ? configFor(parsed.hosts[0])
-    : { ...configFor(parsed.hosts[0]), Client: new HostTarget(parsed.hosts, parsed.targetSessionAttrs, configFor).clientClass() };
+  const connection: pg.ClientConfig & { Client: typeof pg.Client } = {
+    ...configFor(parsed.hosts[0]),
+    Client: single ? HeardClient : new HostTarget(parsed.hosts, parsed.targetSessionAttrs, configFor).clientClass(),
+  };
   const pool = droppingBrokenConnections(new pg.Pool({ ...connection, max: POOL_CONNECTIONS }));
   const stats: DatabaseStats = { roundTrips: 0 };
   // Every statement a pooled connection sends is one round trip (bench and /metrics report them).

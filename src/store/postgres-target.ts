@@ -26,6 +26,21 @@ async function fits(client: pg.Client, target: TargetSessionAttrs): Promise<bool
   return true;
 }
 
+/**
+ * A node-postgres Client whose lost connection cannot end the process. node-postgres emits 'error' on
+ * a client whose connection dies; pg-pool listens only while the client is idle in the pool, and
+ * neither it nor Kysely listens while a client is checked out or still connecting, so a primary killed
+ * under load (seen in test/e2e/postgres-failover.test.ts) ended `sigil serve` with an unheard error.
+ * The error still reaches every query the connection had (node-postgres fails them with it) and, once
+ * released, the pool discards the connection; so it is only heard here.
+ */
+export class HeardClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => {});
+  }
+}
+
 /** The host that last fitted, shared by every connection of a process, and the search for a new one. */
 export class HostTarget {
   private current: PostgresHost | undefined;
@@ -90,7 +105,7 @@ export class HostTarget {
    */
   clientClass(): typeof pg.Client {
     const hostTarget = this;
-    return class TargetedClient extends pg.Client {
+    return class TargetedClient extends HeardClient {
       override connect(): Promise<pg.Client>;
       override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
       override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | void {
@@ -102,20 +117,6 @@ export class HostTarget {
       }
 
       private async connectToTarget(): Promise<void> {
-        // Until connect() returns, the connection's errors reach its caller through the promise; the
-        // 'error' event node-postgres also emits for a connection lost while the session is checked
-        // (seen: a primary killed at that moment) has no listener yet (pg-pool adds one once
-        // connected) and, unheard, would end the process.
-        const heard = () => {};
-        this.on('error', heard);
-        try {
-          await this.connectAndCheck();
-        } finally {
-          this.removeListener('error', heard);
-        }
-      }
-
-      private async connectAndCheck(): Promise<void> {
         const h = await hostTarget.choose();
         // node-postgres reads the host and port from these when it opens the socket (and from the
         // connection parameters for a .pgpass lookup); the rest of the configuration is the same for
