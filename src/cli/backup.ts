@@ -11,15 +11,13 @@ import type { Config } from '../config/config.js';
 import { loadDeployment } from '../domain/governance/deployment.js';
 import { staticSeal } from '../barrier/seals.js';
 import { backupSqlite, checkSqliteFile, installSqliteFile, sqliteFile, sqliteInUse } from '../store/backup.js';
+import { parseDatabaseUrl } from '../store/database-url.js';
 import { Store } from '../store/index.js';
 
 function refusePostgres(config: Config, what: 'backup' | 'restore'): void {
   if (!config.databaseUrl) return;
-  const u = new URL(config.databaseUrl);
-  const schema = u.searchParams.get('schema');
-  u.password = '';
-  u.searchParams.delete('schema');
-  const dbUrl = u.toString();
+  // Read as the store reads it, so a multi-host URL (a standby beside the primary) is understood too.
+  const { schema, location: dbUrl } = parseDatabaseUrl(config.databaseUrl);
   const schemaFlag = schema ? ` --schema=${schema}` : '';
   throw new Error(
     what === 'backup'

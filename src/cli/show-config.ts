@@ -21,7 +21,7 @@ function redactUrl(text: string): string {
   try {
     u = new URL(text);
   } catch {
-    return text;
+    return redactHostListUrl(text);
   }
   let changed = false;
   if (u.password) {
@@ -35,6 +35,26 @@ function redactUrl(text: string): string {
     }
   }
   return changed ? u.toString() : text;
+}
+
+/**
+ * A URL the WHATWG parser refuses, such as libpq's multi-host DATABASE_URL
+ * (`postgres://u:p@h1:5432,h2:5433/db`, README.md "PostgreSQL with a standby"): the password ends the
+ * user info and the query is read on its own, so both are redacted as in any other URL.
+ */
+function redactHostListUrl(text: string): string {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)(?:([^@/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#.*)?$/i.exec(text);
+  if (!m) return REDACTED;
+  const [, scheme, userinfo, rest, query, fragment] = m;
+  const user = userinfo === undefined ? '' : userinfo.includes(':') ? `${userinfo.slice(0, userinfo.indexOf(':'))}:${REDACTED}@` : `${userinfo}@`;
+  let search = query === undefined ? '' : `?${query}`;
+  if (query !== undefined) {
+    const params = new URLSearchParams(query);
+    const secret = [...params.keys()].filter(isSecretName);
+    for (const name of secret) params.set(name, REDACTED);
+    if (secret.length > 0) search = `?${params.toString()}`;
+  }
+  return `${scheme}${user}${rest}${search}${fragment ?? ''}`;
 }
 
 /** A copy of `value` with secrets replaced; `undefined` becomes null so unset fields show. */

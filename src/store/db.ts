@@ -9,6 +9,8 @@ import BetterSqlite3 from './sqlite-driver.js';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
+import { parseDatabaseUrl, type PostgresHost } from './database-url.js';
+import { HeardClient, HostTarget } from './postgres-target.js';
 import { postgresRaw, sqliteRaw, type DatabaseStats, type Dialect, type RawDb } from './raw.js';
 import { Checkpointer, WalSync } from './wal-sync.js';
 import * as m001 from './migrations/001_foundation.js';
@@ -205,21 +207,25 @@ function droppingBrokenConnections(pool: pg.Pool): pg.Pool {
 }
 
 function openPostgres(url: string): OpenedDatabase {
-  const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema');
-  parsed.searchParams.delete('schema');
-  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-    throw new Error(`invalid schema name in DATABASE_URL: "${schema}" (lowercase letters, digits, underscore)`);
-  }
+  const parsed = parseDatabaseUrl(url);
+  const schema = parsed.schema;
   // search_path is set by the server at connect time, so every connection sees the schema.
-  const connection = {
-    connectionString: parsed.toString(),
+  const configFor = (host: PostgresHost | undefined) => ({
+    connectionString: parsed.forHost(host),
     // Names the process in pg_stat_activity, so an operator (and the bench) can tell whose backend is whose.
     application_name: `sigil ${process.pid}`,
     // A database host that does not answer (a failover in progress, a network partition) fails the
     // request after this long instead of holding it; pg waits forever by default.
     connectionTimeoutMillis: 5_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // One host and no session attribute to check: node-postgres connects as it always has. Several
+  // hosts, or a session that must be read-write: each new connection goes to the host that fits now
+  // (postgres-target.ts), so a promoted standby is found without a restart.
+  const single = parsed.hosts.length <= 1 && parsed.targetSessionAttrs === 'any';
+  const connection: pg.ClientConfig & { Client: typeof pg.Client } = {
+    ...configFor(parsed.hosts[0]),
+    Client: single ? HeardClient : new HostTarget(parsed.hosts, parsed.targetSessionAttrs, configFor).clientClass(),
   };
   const pool = droppingBrokenConnections(new pg.Pool({ ...connection, max: POOL_CONNECTIONS }));
   const stats: DatabaseStats = { roundTrips: 0 };
@@ -231,15 +237,14 @@ function openPostgres(url: string): OpenedDatabase {
       return query(...args);
     };
   });
-  parsed.password = '';
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     backgroundDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingBrokenConnections(new pg.Pool({ ...connection, max: 2 })) }) }),
     stats,
     raw: postgresRaw(connection, stats, HOT_CONNECTIONS),
     dialect: 'postgres',
-    location: parsed.toString(),
-    schema: schema ?? undefined,
+    location: parsed.location,
+    schema,
   };
 }
 

@@ -88,7 +88,7 @@ export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.
  * connection and deprecates queueing a second on a busy client, so each connection keeps its own
  * queue (`tail`): a statement starts when the one before it on that connection has finished.
  */
-export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size: number): RawDb {
+export function postgresRaw(config: pg.ClientConfig & { Client?: typeof pg.Client }, stats: DatabaseStats, size: number): RawDb {
   const connections: { client: Promise<pg.Client>; waiting: number; tail: Promise<unknown> }[] = [];
   // Every statement here is an index lookup or an insert, and each is prepared once per connection:
   // after five runs PostgreSQL may keep a generic plan for the connection's life, and one made while a
@@ -98,7 +98,8 @@ export function postgresRaw(config: pg.ClientConfig, stats: DatabaseStats, size:
   // statements themselves are written so only one index fits each lookup (migration 025).
   const hotConfig: pg.ClientConfig = { ...config, options: [config.options, '-c enable_seqscan=off'].filter(Boolean).join(' ') };
   const open = () => {
-    const client = new pg.Client(hotConfig);
+    // The Client of a multi-host DATABASE_URL chooses its host when it connects (postgres-target.ts).
+    const client = new (config.Client ?? pg.Client)(hotConfig);
     // A connection that fails is dropped, and the next statement opens a new one.
     client.on('error', () => {
       const i = connections.findIndex((c) => c.client === entry.client);

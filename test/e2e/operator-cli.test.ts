@@ -339,6 +339,11 @@ describe('sigil config and help', () => {
     });
     expect(c.smsWebhookUrl).toMatch(/^https:\/\/hooks:REDACTED@sms\.example\.com\/send\?token=REDACTED&to=x$/);
 
+    // libpq's multi-host form (a standby beside the primary) is no WHATWG URL; its password is hidden too.
+    const hosts = runSigil(['config', '--data-dir', dataDir], { ...env, DATABASE_URL: 'postgres://sigil:db-pass-91c2@db1:5432,db2:5433/sigil?target_session_attrs=read-write&password=db-pass-2' });
+    expect(hosts.stdout).not.toMatch(/db-pass/);
+    expect(JSON.parse(hosts.stdout).databaseUrl).toBe('postgres://sigil:REDACTED@db1:5432,db2:5433/sigil?target_session_attrs=read-write&password=REDACTED');
+
     const plain = runSigil(['config', '--data-dir', dataDir], { ...env, DATABASE_URL: '' });
     const p = JSON.parse(plain.stdout);
     expect(p).toMatchObject({ masterKey: null, masterKeySource: join(dataDir, 'master.key'), store: 'sqlite', workers: 1, shutdownTimeoutMs: 10000 });
