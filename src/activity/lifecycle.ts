@@ -1,4 +1,4 @@
-// The activity lifecycle (docs: README "Activities", "Approvals", "MFA policies" and "Velocity
+// The activity lifecycle (docs/reference/activities.md, docs/policies.md "Policies and approvals", docs/mfa.md "MFA policies" and "Velocity
 // controls"): a submission is looked up by fingerprint (the same bytes are the same activity; from
 // another user, their approval), decided, and then recorded waiting (for approvals or for its
 // submitter's authenticators, its parameters sealed) or executed and recorded finished. The pipeline

@@ -1,4 +1,4 @@
-// Who an activity runs as (docs: README "Activities" and "Approvals"): the caller a credential
+// Who an activity runs as (docs/reference/activities.md, docs/policies.md "Policies and approvals"): the caller a credential
 // stands for, built in one place for a stamped request (src/pipeline/authenticate.ts) and for the
 // submitter of a waiting activity, found again from the vote it submitted with.
 import { WEBAUTHN_VOTE_SCHEME, type Caller } from '../domain/context.js';

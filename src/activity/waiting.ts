@@ -1,4 +1,4 @@
-// An activity waiting for approvals or authenticators (docs: README "Approvals" and "MFA
+// An activity waiting for approvals or authenticators (docs/policies.md "Policies and approvals" and "MFA
 // policies"), judged again as its submitter's: its sealed parameters opened, its submitter found
 // from the vote it was submitted with. Votes decide on it through this, and reads use the same rule
 // to show canApprove only to users whose vote would count.

@@ -1,4 +1,4 @@
-// `sigil config` (issue 8 item 6): the effective configuration, as loadConfig builds it from flags,
+// `sigil config` (docs/operator-guide.md): the effective configuration, as loadConfig builds it from flags,
 // environment and defaults, printed as JSON without secrets. Redaction goes by field name, so a field
 // added later is covered without touching this file: any field whose name says secret, password,
 // token, credential or key is replaced, unless the name says it holds a URL, an id, a name or where

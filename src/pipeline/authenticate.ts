@@ -1,7 +1,7 @@
 // Authentication: the stamp's signature over the raw body, then the credential's owner, found in
-// the target organization or its parent (turnkey-semantics.md §0), with API key expiry; passkey
+// the target organization or its parent (docs/reference/api.md), with API key expiry; passkey
 // stamps (X-Stamp-Webauthn) are verified by src/auth/webauthn.ts once the authenticator is found. Error
-// messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
+// messages are the ones @turnkey/core matches on (docs/reference/api.md "Errors").
 import { parseStamp, verifyApiKeyStamp, verifyAttestedStamp, SCHEME_CURVE, type ApiKeyStamp, type Stamp, type WebauthnStamp } from '../auth/stamp.js';
 import { authenticateWebauthnStamp } from '../auth/webauthn.js';
 import type { WebauthnExpectations } from '../crypto/webauthn.js';

@@ -1,5 +1,5 @@
-// Who is calling, beyond the plain stamp lookup of authenticate.ts (turnkey-semantics.md §6 "Sessions";
-// turnkey-contract.md §2.1 X-Session, Traps 12):
+// Who is calling, beyond the plain stamp lookup of authenticate.ts (docs/reference/sessions.md "Sessions";
+// docs/reference/api.md "Transport" X-Session, docs/reference/policies.md):
 //  - a request without a stamp may carry a read-only session in `X-Session`: it authenticates
 //    queries, never submissions;
 //  - a login activity whose credential is not in the target organization or its parent is run in

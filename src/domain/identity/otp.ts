@@ -1,6 +1,6 @@
-// One-time codes by email and SMS, their verification tokens and OTP login (turnkey-semantics.md §6
-// "OTP (current)"; turnkey-contract.md §1.5 client signatures, §4.5 OTP encryption target bundle,
-// §5 verification token; swagger v1InitOtpIntentV3 → v1InitOtpResultV2, v1VerifyOtpIntentV2 /
+// One-time codes by email and SMS, their verification tokens and OTP login (docs/reference/sessions.md
+// "OTP"; docs/reference/sessions.md "Login activities" client signatures, docs/reference/keys.md OTP encryption target bundle,
+// docs/reference/auth-proxy.md verification token; swagger v1InitOtpIntentV3 → v1InitOtpResultV2, v1VerifyOtpIntentV2 /
 // v1VerifyOtpIntent → v1VerifyOtpResult, v1OtpLoginIntentV2 / v1OtpLoginIntent → v1OtpLoginResult).
 //
 //  - init_otp makes a code with crypto.randomInt (Crockford base32 when alphanumeric, else digits),
@@ -9,8 +9,8 @@
 //    of a contact are active at once; with a userIdentifier, at most 3 codes per 3 minutes.
 //  - verify_otp spends an attempt before it compares (in constant time), so 3 guesses is all a code
 //    ever gets, concurrency included; the right code answers a verification token: a standard ES256
-//    JWT (contract §4.6, what @turnkey/crypto's verifyOtpVerificationToken and any JOSE library
-//    verify) signed by the deployment signer with the claims of contract §5 (`exp` a string of ms),
+//    JWT (docs/reference/bundles.md, what @turnkey/crypto's verifyOtpVerificationToken and any JOSE library
+//    verify) signed by the deployment signer with the claims of docs/reference/auth-proxy.md (`exp` a string of ms),
 //    bound to the client public key from the encrypted bundle (or the plaintext alias's `publicKey`).
 //    Tokens in the session-JWT form that earlier Sigil versions issued (double SHA-256) are still
 //    read, so a rolling upgrade does not void the tokens of processes not yet upgraded (24 h at most).
@@ -19,7 +19,7 @@
 //    with the verified contact in the organization or its sub-organizations, and registers the
 //    session key as stamp_login does.
 //  - otp_auth (legacy) checks a code of init_otp_auth the same way and answers a new expiring API
-//    key of the contact's user in a credential bundle (contract §4.2).
+//    key of the contact's user in a credential bundle (docs/reference/bundles.md).
 //
 // init_otp and verify_otp run as 'pure' activities: their writes are single conditional statements
 // that commit on their own, so a wrong code stays counted although the activity fails, and no
@@ -96,7 +96,7 @@ export interface OtpLoginParams {
   sessionProfileId?: string;
 }
 
-// Emails as the JWT claim may carry them: printable ASCII without `?`, `>` or `~` (contract Traps 7).
+// Emails as the JWT claim may carry them: printable ASCII without `?`, `>` or `~` (docs/reference/sessions.md "The session JWT").
 const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=^_`{|}-]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$/;
 const E164 = /^\+[1-9][0-9]{6,14}$/;
 
@@ -298,7 +298,7 @@ export async function verifyOtp(ctx: ActivityContext, p: VerifyOtpParams): Promi
   const tokenId = ctx.newId();
   const expiresAt = ctx.now + ttl * 1000;
   if (!(await ctx.repos.otps.markVerified(row.id, ctx.now, tokenId, expiresAt))) throw invalid('OTP has already been used: request a new code');
-  // Claim order and types as the reference token (turnkey-contract.md §5): exp is a string of ms.
+  // Claim order and types as the reference token (docs/reference/auth-proxy.md): exp is a string of ms.
   const claims: Record<string, string> = {
     exp: String(expiresAt),
     id: tokenId,
@@ -350,9 +350,9 @@ export async function readVerificationToken(token: string, signerPublicKey: Uint
   return { exp: Number(exp), id, organization_id: org, verification_type: type as OtpType, contact, ...(pub !== undefined ? { public_key: pub } : {}) };
 }
 
-/** The client signature over the login token-usage message (contract §1.5), by the token's key. */
+/** The client signature over the login token-usage message (docs/reference/sessions.md "Login activities"), by the token's key. */
 /**
- * A client signature over a token usage (contract §1.5): scheme P-256, by the verification token's own
+ * A client signature over a token usage (docs/reference/sessions.md "Login activities"): scheme P-256, by the verification token's own
  * key ("the signature's public key must match the public key contained within the OTP verification
  * token"), raw r||s over the message, which must parse as JSON and pass `usage`'s check of its shape.
  * `expected` describes that shape in the error.
@@ -406,7 +406,7 @@ function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, s
  * contact, or whose credential submitted the login). A contact matches a login of another party only
  * when it is verified or vouched for by the parent (it set it at create_sub_organization): anyone who
  * owns a sub-organization can write any email into it, and must not receive that person's logins
- * through the parent, nor make them ambiguous (README "Email and SMS logins through the parent").
+ * through the parent, nor make them ambiguous (docs/compatibility.md "Email and SMS logins through the parent").
  */
 export async function userWithContact(
   ctx: Pick<ActivityContext, 'repos' | 'organization'>,
@@ -481,10 +481,10 @@ export interface OtpAuthParams {
 export const OTP_AUTH_CREDENTIAL = 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256';
 
 /**
- * otp_auth (legacy, turnkey-semantics.md §6; swagger v1OtpAuthIntent → v1OtpAuthResult): the right
+ * otp_auth (legacy, docs/reference/sessions.md; swagger v1OtpAuthIntent → v1OtpAuthResult): the right
  * code of an init_otp_auth makes a new expiring API key for the user with that contact (default
  * name `OTP Auth - <timestamp>`, 15 minutes) and answers its private key sealed to
- * `targetPublicKey` in a credential bundle (contract §4.2).
+ * `targetPublicKey` in a credential bundle (docs/reference/bundles.md).
  */
 export async function otpAuth(ctx: ActivityContext, p: OtpAuthParams): Promise<{ userId: string; apiKeyId: string; credentialBundle: string }> {
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');
