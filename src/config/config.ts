@@ -175,8 +175,8 @@ export interface Config {
   /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
   evmPollIntervalMs: number;
   /**
-   * What a chain's node is trusted with (docs/broadcasting.md "What the node is trusted with";
-   *). Hosts an RPC URL may name over plain http (SIGIL_EVM_RPC_HTTP_HOSTS, comma-separated
+   * What a chain's node is trusted with (docs/broadcasting.md "What the
+   * node is trusted with"). Hosts an RPC URL may name over plain http (SIGIL_EVM_RPC_HTTP_HOSTS, comma-separated
    * host names, IP addresses or `loopback`; `loopback` by default, so a local node needs no
    * certificate; every other RPC URL must be https). The largest JSON-RPC answer read
    * (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES, 4 MiB). Fee caps, in wei, per CAIP-2 chain with a default for
