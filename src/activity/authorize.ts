@@ -1,4 +1,4 @@
-// Authorization of an activity (turnkey-semantics.md §1.4, §2), run at submission and again on
+// Authorization of an activity (docs/reference/policies.md "Evaluation of one policy"), run at submission and again on
 // every vote: a parent organization's credential may read a sub-organization but not write to it,
 // but for the authentication activities that target its users, which the parent decides;
 // the root quorum's threshold of root approvals allows anything; root-quorum-only activities admit
@@ -33,14 +33,14 @@ export function loaderOf(decl: ActivityDeclaration, ctx: OperationContext, param
   return () => (loading ??= decl.load ? decl.load(ctx, params) : Promise.resolve(undefined));
 }
 
-/** The refusal the SDKs snapshot for an explicit DENY (turnkey-contract.md Traps 10). */
+/** The refusal the SDKs snapshot for an explicit DENY (docs/reference/policies.md "The decision for an activity"). */
 export function explicitDenial(): SigilError {
   return new SigilError('REQUEST_NOT_AUTHORIZED', 'policy engine denied request explicitly', { bareDetails: true });
 }
 
 /**
- * The organization whose root quorum and policies decide a submission to `org` (turnkey-semantics.md
- * §2): the organization itself for its own users. A parent organization's credential may read a
+ * The organization whose root quorum and policies decide a submission to `org` (docs/reference/policies.md
+ * docs/reference/organizations.md): the organization itself for its own users. A parent organization's credential may read a
  * sub-organization but write to it only through the authentication activities its declaration
  * marks (`parentOrganizationMaySubmit`, with any condition of its own): those are decided by the
  * parent, whose user submits them, and recorded in the sub-organization. Anything else is refused.
@@ -70,8 +70,8 @@ export async function decidingOrganization(input: {
 
 /**
  * A session made with a session profile (its login key records the profile) may submit only the
- * activities the profile's `scope` allows (turnkey-semantics.md §1.4 "Session profile scope is
- * evaluated on every request made with that session"). The scope is a policy condition over the
+ * activities the profile's `scope` allows (docs/reference/policies.md "Evaluation of one policy": session profile scope is
+ * evaluated on every request made with that session). The scope is a policy condition over the
  * same keywords a policy condition sees (the activity, its resources, the time); like an ALLOW
  * policy's condition it must evaluate to true, so an error (a keyword the activity does not carry)
  * refuses. A batch must be in scope in every element. Run at submission, before idempotency, so a
@@ -146,7 +146,7 @@ export async function mfaContexts(input: Omit<DecisionInput, 'votes' | 'submitte
 /**
  * The `activity` keyword. An older type value submitted on the path is judged as the current type
  * (`activity.type` is the declaration's, so `activity.type` and `activity.kind` name one activity):
- * a DENY written for the current type cannot be passed by submitting an older version (issue 32).
+ * a DENY written for the current type cannot be passed by submitting an older version.
  */
 function activityOf(input: Pick<DecisionInput, 'decl' | 'type' | 'params'>) {
   const { decl, params } = input;
@@ -180,7 +180,7 @@ async function decideIn(input: DecisionInput): Promise<Decision> {
   const quorum = new Set(await repos.organizations.rootQuorumUserIds(org.id));
   const approvers = new Set(votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED').map((v) => v.user_id));
   const rootApprovals = [...approvers].filter((u) => quorum.has(u)).length;
-  // The root quorum bypasses the policy engine (§1.4 step 1).
+  // The root quorum bypasses the policy engine (docs/reference/policies.md "Evaluation of one policy").
   if (rootApprovals >= org.root_quorum_threshold) return { outcome: 'allow', evaluations: none };
   if (decl.authorization === 'root_quorum_only') {
     if (rootApprovals > 0) return { outcome: 'consensus_needed', evaluations: none };
@@ -208,7 +208,7 @@ async function decideIn(input: DecisionInput): Promise<Decision> {
 }
 
 /**
- * Whether `voter` may vote on a waiting activity (semantics §1.4: "All users have implicit permission
+ * Whether `voter` may vote on a waiting activity (docs/reference/policies.md "Evaluation of one policy": "All users have implicit permission
  * to approve an activity if they were included in consensus"; a rejection belongs to the same
  * users). Included are the root quorum's members, whose approvals count toward its threshold, and
  * users whose approval can be what completes the consensus the organization's policies ask for:

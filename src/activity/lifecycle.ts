@@ -1,5 +1,5 @@
-// The activity lifecycle (docs: README "Activities", "Approvals", "MFA policies" and "Velocity
-// controls"): a submission is looked up by fingerprint (the same bytes are the same activity; from
+// The activity lifecycle (docs/reference/activities.md, docs/policies.md "Policies and approvals", docs/mfa.md,
+// docs/velocity-controls.md): a submission is looked up by fingerprint (the same bytes are the same activity; from
 // another user, their approval), decided, and then recorded waiting (for approvals or for its
 // submitter's authenticators, its parameters sealed) or executed and recorded finished. The pipeline
 // (src/pipeline/) authenticates the request and validates it, then hands it here; votes on waiting

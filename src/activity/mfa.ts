@@ -1,4 +1,4 @@
-// The MFA state of an activity (docs: README "MFA policies"; the rules are
+// The MFA state of an activity (docs/mfa.md "MFA policies"; the rules are
 // src/domain/identity/mfa-policies.ts): which methods the submitter's, or an approver's, matching MFA
 // policy asks for, and the stamps presented toward them so far.
 import type { Caller } from '../domain/context.js';
@@ -54,7 +54,7 @@ export async function presentMethod(repos: Repositories, target: ActivityRow, st
   const steps = JSON.parse(state.required_methods) as RequiredStep[];
   const presented = JSON.parse(state.satisfied_methods) as PresentedMethod[];
   const before = assignMethods(steps, presented);
-  // A credential created after the activity was submitted meets nothing (README "MFA policies").
+  // A credential created after the activity was submitted meets nothing (docs/mfa.md "MFA policies").
   const method = presentedMethod(caller.credential, target.created_at);
   const after = method ? assignMethods(steps, [...presented, method]) : [];
   if (!method || after.filter(Boolean).length === before.filter(Boolean).length) {

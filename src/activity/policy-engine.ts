@@ -1,4 +1,4 @@
-// The policy decision of turnkey-semantics.md §1.4, over compiled policies and one context: each
+// The policy decision of docs/reference/policies.md "Evaluation of one policy", over compiled policies and one context: each
 // policy applies only when its time, condition and consensus all hold (absent fields impose
 // nothing); any applying DENY wins; else any applying ALLOW allows; an ALLOW whose condition holds
 // but whose consensus does not yet asks for more approvals; otherwise nothing allows (implicit deny).

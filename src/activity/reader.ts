@@ -5,7 +5,7 @@ import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
 import { renderActivity, type UserRenderer, type Viewer } from './record.js';
 
 /**
- * The decoded view of what an activity signs (README "Approving what you see"), supplied by the
+ * The decoded view of what an activity signs (docs/policies.md "Approving what you see"), supplied by the
  * composition root (src/domain/keys/decoded-approvals.ts); undefined for activities that sign nothing.
  */
 export type ActivityDescriber = (row: ActivityRow, votes: VoteRow[]) => Promise<unknown>;

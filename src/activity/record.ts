@@ -1,4 +1,4 @@
-// The activity record exactly as interface-spec.md §2 and turnkey-contract.md §3 describe it:
+// The activity record exactly as docs/reference/activities.md "The record" describe it:
 // id, organizationId, status, type, intent{<member>}, result{<member>}, votes, fingerprint,
 // canApprove, canReject, createdAt, updatedAt ({seconds, nanos} strings), failure when failed,
 // plus `timestampMs` and the nested copy `result.activity` the interface spec asks for.

@@ -1,4 +1,4 @@
-// What an activity leaves behind (docs: README "Activities", "Webhooks" and "Audit log"): its row,
+// What an activity leaves behind (docs/reference/activities.md, docs/webhooks.md "Webhooks", docs/operator-guide.md "Audit trail and metrics"): its row,
 // the votes cast on it, the policy evaluations of each vote, its audit entry and the ACTIVITY_UPDATES
 // events of its status. Every path that records an activity (a submission, a vote's own record, a
 // vote's effect on its target) builds these rows here, once, so they cannot drift apart.

@@ -1,4 +1,4 @@
-// Who an activity runs as (docs: README "Activities" and "Approvals"): the caller a credential
+// Who an activity runs as (docs/reference/activities.md "Votes"): the caller a credential
 // stands for, built by src/domain/context.ts's builders for a stamped request and here for the
 // submitter of a waiting activity, found again from the vote it submitted with.
 import { WEBAUTHN_VOTE_SCHEME, apiKeyCaller, passkeyCaller, type Caller } from '../domain/context.js';

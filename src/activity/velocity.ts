@@ -1,4 +1,4 @@
-// Decisions that count (docs: README "Velocity controls"; the rules are
+// Decisions that count (docs/velocity-controls.md "Velocity controls"; the rules are
 // src/domain/keys/velocity-limits.ts): an activity is measured against the velocity controls its
 // organization's policies read, decided, and counted as one step, so two activities cannot both pass
 // a limit that only one of them fits under.

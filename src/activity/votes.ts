@@ -1,4 +1,4 @@
-// Votes on a waiting activity (docs: README "Approvals" and "MFA policies"): an approve_activity, a
+// Votes on a waiting activity (docs/policies.md "Policies and approvals", docs/mfa.md "MFA policies"): an approve_activity, a
 // reject_activity, or the same body submitted again by another user. Each vote is recorded under the
 // target's row lock and decides the activity again as its submitter's: the approval that completes
 // consensus (or the submitter's last MFA method) runs it, a rejection ends it, and otherwise it waits.

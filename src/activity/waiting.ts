@@ -1,5 +1,5 @@
-// An activity waiting for approvals or authenticators (docs: README "Approvals" and "MFA
-// policies"), judged again as its submitter's: its sealed parameters opened, its submitter found
+// An activity waiting for approvals or authenticators (docs/policies.md "Policies and approvals",
+// docs/mfa.md), judged again as its submitter's: its sealed parameters opened, its submitter found
 // from the vote it was submitted with. Votes decide on it through this, and reads use the same rule
 // to show canApprove only to users whose vote would count.
 import type { Barrier } from '../barrier/barrier.js';

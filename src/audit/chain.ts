@@ -1,8 +1,8 @@
-// The audit log's integrity (issue 8 part 5; issue 14). Pure: canonical JSON, entry MACs and hashes,
+// The audit log's integrity (docs/operator-guide.md; docs/design.md "The hot path"). Pure: canonical JSON, entry MACs and hashes,
 // and verification of exported or stored entries, so `sigil audit verify` needs nothing but the
 // entries and the deployment's keys.
 //
-// Streams (issue 14, migration 016). Each serving process appends to a stream of its own, so no
+// Streams (docs/design.md "The hot path", migration 016). Each serving process appends to a stream of its own, so no
 // writer waits for a deployment-wide head:
 //   mac(n) = hex HMAC-SHA256(K, mac(n-1) ‖ entry(n)), mac(0) = STREAM_GENESIS, seq 1, 2, 3… per stream;
 //   K = the barrier's key for purpose `audit-log` (HKDF from the data key: a database alone cannot
@@ -29,7 +29,7 @@ export function entryHash(prevHash: string, entry: string): string {
 }
 
 /** `invitation`: an invitation accepted by its invitee, who had no credential to stamp an activity with. */
-/** `seal`: this process sealed or unsealed (README "Custody"), with who asked and through which seal. */
+/** `seal`: this process sealed or unsealed (docs/operator-guide.md "Custody"), with who asked and through which seal. */
 export type AuditKind = 'activity' | 'vote' | 'refused' | 'invitation' | 'seal';
 
 /** One exported audit entry: a line of `sigil audit export`. */

@@ -1,4 +1,4 @@
-// Appending to the audit log (issue 8 part 5; issue 14): what an entry says about an activity, a vote,
+// Appending to the audit log (docs/operator-guide.md; docs/design.md "The hot path"): what an entry says about an activity, a vote,
 // or a refused request, how this process seals entries into its stream (src/audit/chain.ts), and the
 // cross-check of entries against the live activity and vote rows. Entries name who (user id,
 // credential public key), what (operation, type, status, fingerprint, error code, and digests of the

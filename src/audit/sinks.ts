@@ -1,4 +1,4 @@
-// Audit sinks (README "Audit trail and metrics"): copies of the log's signed checkpoints outside the
+// Audit sinks (docs/operator-guide.md "Audit trail and metrics"): copies of the log's signed checkpoints outside the
 // database, as Vault's audit devices are, so that someone able to write the database cannot cut a
 // stream's end together with the checkpoints that cover it unnoticed: `sigil audit verify
 // --checkpoints <sink file>` checks the streams against these copies too. The file sink appends one

@@ -1,5 +1,5 @@
-// OIDC id_token verification for OAuth login and OIDC-attested stamps (turnkey-semantics.md §6
-// "OAuth / OIDC"; turnkey-contract.md §1.4 X-Stamp-Attested).
+// OIDC id_token verification for OAuth login and OIDC-attested stamps (docs/reference/sessions.md
+// "Login activities"; docs/reference/api.md "Stamps" X-Stamp-Attested).
 //
 //  - The issuer (`iss`) must be trusted: one of the configured issuers (SIGIL_OIDC_ISSUERS), whose
 //    keys come from a JWKS URL given with it or found through `<iss>/.well-known/openid-configuration`
@@ -42,7 +42,7 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 
 const refused = (why: string) => new SigilError('INVALID_OIDC_TOKEN', `invalid OIDC token: ${why}`);
 
-/** The nonce that binds an id_token to a public key: hex(sha256(utf8(publicKeyHex))) (semantics §6). */
+/** The nonce that binds an id_token to a public key: hex(sha256(utf8(publicKeyHex))) (docs/reference/sessions.md). */
 export function oidcNonce(publicKey: string): string {
   return createHash('sha256').update(publicKey, 'utf8').digest('hex');
 }

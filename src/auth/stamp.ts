@@ -1,8 +1,8 @@
 // Request stamps: the `X-Stamp` header (base64url of JSON {publicKey, scheme, signature}) and the
-// `X-Stamp-Webauthn` header (plain JSON), as the official SDK produces them (turnkey-contract.md
-// §1.1-1.3). Verification always runs over the raw body bytes as received, never a re-serialization.
+// `X-Stamp-Webauthn` header (plain JSON), as the official SDK produces them (docs/reference/api.md
+// docs/reference/api.md "Stamps"). Verification always runs over the raw body bytes as received, never a re-serialization.
 // DER signatures are parsed leniently (non-minimal integers accepted, no low-S rule), because the
-// SDK's wallet stamper emits non-minimal DER and Node/WebCrypto may emit high-S (contract Traps 4).
+// SDK's wallet stamper emits non-minimal DER and Node/WebCrypto may emit high-S (docs/reference/api.md "Stamps").
 import { createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
@@ -39,7 +39,7 @@ export interface WebauthnStamp {
 }
 
 /**
- * `X-Stamp-Attested` (turnkey-contract.md §1.4): a P-256 key signs the body, and an attestation of
+ * `X-Stamp-Attested` (docs/reference/api.md "Stamps"): a P-256 key signs the body, and an attestation of
  * that key (an OTP verification token bound to it, or an OIDC id_token whose nonce commits to it)
  * says whose it is. Sent by @turnkey/core's loginWithOtp / loginWithOauth to stamp_login only.
  */

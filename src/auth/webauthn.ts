@@ -1,10 +1,10 @@
-// Passkey stamps (X-Stamp-Webauthn, turnkey-contract.md §1.3): finds the authenticator by its
+// Passkey stamps (X-Stamp-Webauthn, docs/reference/api.md "Stamps"): finds the authenticator by its
 // credential id in the target organization or its parent (the target wins), verifies the assertion
 // over the raw body (challenge = base64url of the UTF-8 of the lowercase hex SHA-256 of the body)
 // with the stored COSE key, the configured relying party id and origins, and enforces the signature
 // counter: once an authenticator counts, every assertion must carry a higher count than the last
 // one accepted, and the stored count moves by compare-and-set so a replay racing the original fails.
-// Error messages are the reference service's (turnkey-semantics.md §8, Unauthenticated 401).
+// Error messages are the reference service's (docs/reference/api.md "Limits", Unauthenticated 401).
 import { canonicalCredentialId, challengeOfBody, verifyAssertion, WebauthnError, type WebauthnExpectations } from '../crypto/webauthn.js';
 import { SigilError } from '../errors/errors.js';
 import type { AuthenticatorRow, Repositories, UserRow } from '../store/index.js';

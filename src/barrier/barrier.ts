@@ -1,5 +1,5 @@
-// The barrier: the one place secrets are sealed and opened (after Vault's security barrier,
-// model-codebases.md §1). A random data key seals every secret with AES-256-GCM; the data key is
+// The barrier: the one place secrets are sealed and opened (after Vault's security
+// barrier). A random data key seals every secret with AES-256-GCM; the data key is
 // itself sealed by the master key and kept in the database. Each ciphertext's additional data names
 // the table, row and column it belongs to, so a ciphertext copied to another row never opens.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
@@ -63,7 +63,7 @@ export class Barrier {
 
   /**
    * Seals the barrier: the data key is overwritten in memory and every later use throws, so a
-   * reference kept somewhere cannot open anything (emergency seal, README "Custody").
+   * reference kept somewhere cannot open anything (emergency seal, docs/operator-guide.md "Custody").
    */
   zero(): void {
     this.dataKey.fill(0);

@@ -1,6 +1,6 @@
 // The master key: 32 bytes from SIGIL_MASTER_KEY (hex or base64) or from the key file
 // `<dataDir>/master.key` that `sigil init` creates with mode 0600. It only ever wraps the data key
-// (DESIGN.md, security model); secrets themselves are sealed with the data key.
+// (docs/design.md "Security model"); secrets themselves are sealed with the data key.
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// The pkcs11 seal (README "Custody"): the data key is wrapped by AES-256-GCM inside an HSM, with a
+// The pkcs11 seal (docs/operator-guide.md "Custody"): the data key is wrapped by AES-256-GCM inside an HSM, with a
 // key created on the token as sensitive and non-extractable, so the key that opens the deployment
 // never exists outside the HSM. Any PKCS#11 v2.40 module serves (SoftHSM2 in tests; YubiHSM,
 // CloudHSM, Luna through theirs). Each wrap or unwrap opens a session, logs in and closes again:

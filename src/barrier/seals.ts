@@ -1,4 +1,4 @@
-// Seals: what wraps the deployment's data key (README "Custody"; DESIGN.md security model). The data
+// Seals: what wraps the deployment's data key (docs/operator-guide.md "Custody"; docs/design.md "Security model"). The data
 // key never changes when the seal does; only its wrapped form in the `meta` table does, so a seal
 // migration or a rekey rewrites one row, not every secret.
 //   static: a 32-byte master key from SIGIL_MASTER_KEY or <dataDir>/master.key (the default);

@@ -1,4 +1,4 @@
-// The shamir seal's key, split M-of-N among operators (README "Custody"), with the audited
+// The shamir seal's key, split M-of-N among operators (docs/operator-guide.md "Custody"), with the audited
 // `shamir-secret-sharing` split/combine over GF(256). Shares are printed once and never stored: a
 // process keeps the shares submitted to it in memory only until M have arrived (or progress is reset),
 // then combines them, tries the result on the wrapped data key and forgets them either way.

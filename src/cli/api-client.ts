@@ -1,6 +1,6 @@
-// The operator CLI's client of a running Sigil (issue 9 "Operator CLI"): loads a P-256 API key file
+// The operator CLI's client of a running Sigil (docs/operator-guide.md): loads a P-256 API key file
 // and sends POST /public/v1/... requests stamped exactly as @turnkey/api-key-stamper stamps them
-// (turnkey-contract.md §1.1: X-Stamp = base64url(JSON {publicKey, scheme, signature}), DER hex ECDSA
+// (docs/reference/api.md "Stamps": X-Stamp = base64url(JSON {publicKey, scheme, signature}), DER hex ECDSA
 // over SHA-256 of the exact body bytes). It talks to Sigil over HTTP like any other client; it never
 // opens the data directory.
 import { readFileSync, statSync } from 'node:fs';

@@ -101,7 +101,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     }),
   );
   configureQuotas(config.quotas);
-  // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
+  // Webhooks: one signing key per deployment, derived from its data key, so every
   // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
   const webhookKey = new WebhookSigningKey(deployment.barrier.deriveKey('webhook-signing-key'));
   const webhookDestinations = new WebhookDestinations(config.webhooks.allowedHosts);
@@ -122,7 +122,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     );
     return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
   }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes),
-  // Reads show canApprove only to users a vote would count from (README "Approving what you see").
+  // Reads show canApprove only to users a vote would count from (docs/policies.md "Approving what you see").
   (row, votes, viewer) => waiting.mayVote(row, votes, viewer.request as OperationContext));
   const services: Services = {
     barrier: deployment.barrier,
@@ -170,7 +170,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
   // so each sync of the log (SQLite) or round trip (PostgreSQL).
   metrics.addCounter('sigil_commit_groups_total', 'Grouped commits of finished requests this process made.', () => store.commitGroups.groups);
   metrics.addCounter('sigil_commit_group_units_total', 'Finished requests recorded by those grouped commits.', () => store.commitGroups.units);
-  // How long the event loop was kept from other requests at worst (DESIGN.md: nothing blocks it for
+  // How long the event loop was kept from other requests at worst (docs/design.md: nothing blocks it for
   // more than a few milliseconds); resets when read, so each scrape covers the interval since the last.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();

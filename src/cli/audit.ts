@@ -1,4 +1,4 @@
-// `sigil audit export` and `sigil audit verify` (issue 8 part 5; issue 14). Export writes the audit log
+// `sigil audit export` and `sigil audit verify` (docs/operator-guide.md; docs/design.md "The hot path"). Export writes the audit log
 // as JSON lines: the entries of every process's stream (`{"stream", "seq", …, "mac"}`), the signed
 // checkpoints (`{"checkpoint": {…}}`) and the entries of the first single chain (`{"seq", …,
 // "hash"}`). Verify checks the streams with the deployment's audit key and signer key

@@ -1,4 +1,4 @@
-// `sigil backup` and `sigil restore` for the embedded SQLite store (issue 8 item 6). A backup is a
+// `sigil backup` and `sigil restore` for the embedded SQLite store (docs/operator-guide.md). A backup is a
 // consistent copy of the database taken while serving; it holds ciphertexts only, so it is useless
 // without the master key, which is backed up separately (never inside the backup). A restore checks
 // the backup (integrity, migrations, the data directory's master key unseals it) in a staging copy

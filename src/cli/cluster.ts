@@ -1,4 +1,4 @@
-// `sigil serve --workers N` (issue 8 item 1: "uses every core of one machine"). The primary process
+// `sigil serve --workers N` ("uses every core of one machine"). The primary process
 // forks N workers with node:cluster; each worker is a complete Sigil process (its own database pool,
 // its own app-proof key and boot proof) and all of them listen on the same ports through the
 // primary's shared listening sockets. Everything that must hold across processes already lives in the
@@ -31,7 +31,7 @@ export function isWorker(): boolean {
 }
 
 /**
- * Every worker listens on ports the primary fixed before forking (issue 15). Workers asking for
+ * Every worker listens on ports the primary fixed before forking. Workers asking for
  * port 0 would share whatever free port the first of them got, but only while one of them holds
  * it: were all to die at once, node:cluster would close that socket and new workers would bind new
  * random ports, leaving the announced URL dead. Fixed ports are bound again by restarted workers,

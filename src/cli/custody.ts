@@ -1,4 +1,4 @@
-// A serving process's custody of the deployment's key (README "Custody"; DESIGN.md security model):
+// A serving process's custody of the deployment's key (docs/operator-guide.md "Custody"; docs/design.md "Security model"):
 // it is either sealed, holding no key and answering every request with 503 `sealed`, or unsealed,
 // serving through the full app (src/cli/app.ts openServing). Static and pkcs11 seals open by
 // themselves at start; a shamir seal waits on the operator server for its shares. Sealing (an

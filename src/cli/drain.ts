@@ -1,4 +1,4 @@
-// Graceful shutdown of the HTTP servers (issue 8 item 2: "SIGTERM drains in-flight requests and exits
+// Graceful shutdown of the HTTP servers ("SIGTERM drains in-flight requests and exits
 // cleanly"). Closing a Fastify server stops accepting connections, answers requests that arrive on
 // open connections with 503 (return503OnClosing) and waits for every connection to end. Node closes
 // only the connections idle at that moment, though: a keep-alive connection whose request was in

@@ -1,4 +1,4 @@
-// Where a serving process's log lines go (issue 15): stderr, written without ever blocking the event
+// Where a serving process's log lines go: stderr, written without ever blocking the event
 // loop. pino's own destination writes synchronously and, on a pipe whose reader stalls or has gone,
 // retries for ever, freezing request handling and shutdown. Here stderr, when it is a pipe or a
 // socket, is written through a non-blocking libuv stream; lines wait in a bounded buffer

@@ -1,6 +1,6 @@
 // The `sigil` command: `init` creates a deployment, `serve` runs it (one process, or a cluster with
 // --workers), `start` does both for a first run (what `npm start` calls), and the operator commands
-// of issue 8 item 6: `config`, `rotate-master-key`, `backup`, `restore`, plus `audit` and
+// of docs/operator-guide.md: `config`, `rotate-master-key`, `backup`, `restore`, plus `audit` and
 // `verify-proofs`. Flags and environment are read here and nowhere else. Help texts are in help.ts.
 import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -1,4 +1,4 @@
-// `sigil operator migrate-seal` and `sigil operator rekey` (README "Custody"): the deployment's data
+// `sigil operator migrate-seal` and `sigil operator rekey` (docs/operator-guide.md "Custody"): the deployment's data
 // key, opened with the seal it has now, wrapped by the seal SIGIL_SEAL names (or, for rekey, by new
 // shamir shares), in one update of one row; no secret is re-encrypted and running processes serve on.
 // The old seal no longer opens the deployment afterwards: its wrapped key is gone. New shares and a

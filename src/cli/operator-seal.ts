@@ -1,4 +1,4 @@
-// `sigil operator …`: the seal commands of README "Custody".
+// `sigil operator …`: the seal commands of docs/operator-guide.md "Custody".
 //   unseal       gives one share (read from stdin) to a process's operator server; with a static or
 //                pkcs11 seal, lifts an emergency seal once the configured seal is shown to open;
 //   seal         the emergency seal: every process of the deployment seals within SIGIL_SEAL_WATCH_MS;

@@ -1,10 +1,10 @@
-// Operator CLI commands that speak the public API of a running Sigil like any client (issue 9
+// Operator CLI commands that speak the public API of a running Sigil like any client (docs/operator-guide.md
 // "Operator CLI"): `keys generate` makes a P-256 API key file, `request` sends one stamped request
 // (as the reference service's `turnkey request` does), `whoami`, and `activities list|show|approve|reject`
-// for consensus votes from a terminal (turnkey-semantics.md §2-§3: a vote is approve_activity /
+// for consensus votes from a terminal (docs/reference/organizations.md: a vote is approve_activity /
 // reject_activity by fingerprint); `show` prints what a signature signs as the server decoded it (the
-// record's `decodedView`, README "Approving what you see"), so the approver sees it before voting.
-// Stamping follows turnkey-contract.md §1.1 (src/cli/api-client.ts).
+// record's `decodedView`, docs/policies.md "Approving what you see"), so the approver sees it before voting.
+// Stamping follows docs/reference/api.md "Stamps" (src/cli/api-client.ts).
 // Unlike init/serve these never open the data directory: they need only a URL and a key.
 import { writeFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -130,7 +130,7 @@ class Connection {
     return res.body;
   }
 
-  /** An activity in the body shape of @turnkey/sdk-server (turnkey-contract.md §2.2). */
+  /** An activity in the body shape of @turnkey/sdk-server (docs/reference/api.md "Transport"). */
   async submit(operation: string, type: string, parameters: Record<string, unknown>): Promise<any> {
     const path = `/public/v1/submit/${operation}`;
     const body = JSON.stringify({ parameters, organizationId: this.organizationId, timestampMs: String(Date.now()), type });

@@ -1,5 +1,5 @@
-// `sigil proxy-config create|list` (issue 7 "Auth proxy"): the operator makes the configurations the
-// auth proxy acts on (turnkey-contract.md §5) directly in the deployment's store, as `sigil init`
+// `sigil proxy-config create|list`: the operator makes the configurations the
+// auth proxy acts on (docs/reference/auth-proxy.md) directly in the deployment's store, as `sigil init`
 // makes the root organization: this is where the proxy's own user, API key and policy come from
 // (src/domain/identity/auth-proxy-configs.ts). It needs the master key to seal the proxy key.
 import { parseArgs } from 'node:util';

@@ -1,4 +1,4 @@
-// `sigil rotate-master-key` (issue 8 item 6): a new master key wraps the deployment's data key, with
+// `sigil rotate-master-key` (docs/operator-guide.md): a new master key wraps the deployment's data key, with
 // no downtime. Running processes hold the unwrapped data key and serve on; processes started after
 // the rotation unseal with the new key, and the old key no longer opens the deployment.
 //

@@ -1,4 +1,4 @@
-// The seal a command opens the deployment with, from SIGIL_SEAL (README "Custody"): static and
+// The seal a command opens the deployment with, from SIGIL_SEAL (docs/operator-guide.md "Custody"): static and
 // pkcs11 open by themselves; shamir needs its operators' shares, which only a serving process
 // collects (`sigil operator unseal`), so commands that need the data key refuse it clearly.
 import { loadMasterKey } from '../barrier/master-key.js';

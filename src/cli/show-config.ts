@@ -1,4 +1,4 @@
-// `sigil config` (issue 8 item 6): the effective configuration, as loadConfig builds it from flags,
+// `sigil config` (docs/operator-guide.md): the effective configuration, as loadConfig builds it from flags,
 // environment and defaults, printed as JSON without secrets. Redaction goes by field name, so a field
 // added later is covered without touching this file: any field whose name says secret, password,
 // token, credential or key is replaced, unless the name says it holds a URL, an id, a name or where
@@ -39,7 +39,7 @@ function redactUrl(text: string): string {
 
 /**
  * A URL the WHATWG parser refuses, such as libpq's multi-host DATABASE_URL
- * (`postgres://u:p@h1:5432,h2:5433/db`, README.md "PostgreSQL with a standby"): the password ends the
+ * (`postgres://u:p@h1:5432,h2:5433/db`, docs/operator-guide.md "PostgreSQL with a standby (failover)"): the password ends the
  * user info and the query is read on its own, so both are redacted as in any other URL.
  */
 function redactHostListUrl(text: string): string {

@@ -1,5 +1,5 @@
 // `sigil verify-proofs`: checks an activity's app proofs offline, against a boot proof and the
-// deployment signer key (issue "App proofs"; turnkey-semantics.md §9): the boot statement must be
+// deployment signer key (issue "App proofs"; docs/reference/activities.md "App proofs and events"): the boot statement must be
 // signed by the signer key, every proof must come from the ephemeral key the boot statement names,
 // every proof's signature must hold, and every payload must have the documented shape and state
 // what the activity shows: an address-derivation proof an address of its result, the policy-outcome

@@ -13,7 +13,7 @@ export interface Config {
   /** Hex or base64 of 32 bytes; when absent the key file `<dataDir>/master.key` is used. */
   masterKey: string | undefined;
   /**
-   * What wraps the deployment's data key (SIGIL_SEAL, README "Custody"): `static` (the default: the
+   * What wraps the deployment's data key (SIGIL_SEAL, docs/operator-guide.md "Custody"): `static` (the default: the
    * master key above), `pkcs11` (an AES key inside an HSM: SIGIL_PKCS11_MODULE, the token by
    * SIGIL_PKCS11_TOKEN_LABEL or SIGIL_PKCS11_SLOT, the PIN in SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE,
    * SIGIL_PKCS11_KEY_LABEL, "sigil-seal" by default) or `shamir` (a key split among operators; the
@@ -40,7 +40,7 @@ export interface Config {
   port: number;
   authProxyPort: number;
   /**
-   * Port of Sigil's own frames (export, import, export-and-sign, auth; README "Embedded wallets"),
+   * Port of Sigil's own frames (export, import, export-and-sign, auth; docs/embedded-wallets.md),
    * a server of its own so that a frame never shares an origin with the app embedding it
    * (--frames-port / SIGIL_FRAMES_PORT). Defaults to the port after the auth proxy's, and to a free
    * port (0) when the auth proxy's is 0, so ephemeral deployments never collide on a fixed one.
@@ -76,7 +76,7 @@ export interface Config {
    * dropped and counted (sigil_log_lines_dropped_total), so logging never blocks (src/cli/log-sink.ts).
    */
   logBufferBytes: number;
-  /** Liveness window of `timestampMs` (turnkey-contract.md §2.2; DESIGN.md pipeline). */
+  /** Liveness window of `timestampMs` (docs/reference/api.md "Transport"; docs/design.md pipeline). */
   maxRequestAgeMs: number;
   maxRequestFutureMs: number;
   logLevel: string;
@@ -115,7 +115,7 @@ export interface Config {
   /** SMS go out as a JSON POST {to, body} to this URL (SIGIL_SMS_WEBHOOK_URL); absent: the outbox. */
   smsWebhookUrl: string | undefined;
   /**
-   * Request rate limits (turnkey-semantics.md §8), token buckets kept in the database so that every
+   * Request rate limits (docs/reference/api.md "Limits"), token buckets kept in the database so that every
    * process shares them: per organization (each sub-organization has its own, as the reference's
    * "10 RPS per sub-organization") from SIGIL_RATE_LIMIT_ORG_RPS / SIGIL_RATE_LIMIT_ORG_BURST, and
    * per credential from SIGIL_RATE_LIMIT_KEY_RPS / SIGIL_RATE_LIMIT_KEY_BURST. RPS may be fractional;
@@ -161,7 +161,7 @@ export interface Config {
    */
   oauth2Endpoints: Record<'OAUTH2_PROVIDER_X' | 'OAUTH2_PROVIDER_DISCORD', { tokenUrl: string; userinfoUrl: string }>;
   /**
-   * The JSON-RPC endpoint eth_send_transaction and friends use, per CAIP-2 chain (README
+   * The JSON-RPC endpoint eth_send_transaction and friends use, per CAIP-2 chain (docs/broadcasting.md
    * "Broadcasting"): SIGIL_EVM_RPC_URLS, a JSON object {"eip155:1": "https://…"}, and
    * SIGIL_EVM_RPC_<chain id> (SIGIL_EVM_RPC_11155111=https://…), which wins for its chain. A chain
    * absent here is refused by name.
@@ -169,14 +169,14 @@ export interface Config {
   evmRpcUrls: Record<string, string>;
   /**
    * The ERC-20 tokens list_supported_assets and get_wallet_address_balances know of, per CAIP-2
-   * chain (SIGIL_EVM_ASSETS, README "Broadcasting"); each listed chain must have an RPC URL.
+   * chain (SIGIL_EVM_ASSETS, docs/broadcasting.md "Broadcasting"); each listed chain must have an RPC URL.
    */
   evmAssets: Record<string, EvmAssetSetting[]>;
   /** How often the send-transaction tracker polls the nodes for receipts (SIGIL_EVM_POLL_INTERVAL_MS). */
   evmPollIntervalMs: number;
   /**
-   * What a chain's node is trusted with (README "Broadcasting", "What the node is trusted with";
-   * issue 32). Hosts an RPC URL may name over plain http (SIGIL_EVM_RPC_HTTP_HOSTS, comma-separated
+   * What a chain's node is trusted with (docs/broadcasting.md "What the
+   * node is trusted with"). Hosts an RPC URL may name over plain http (SIGIL_EVM_RPC_HTTP_HOSTS, comma-separated
    * host names, IP addresses or `loopback`; `loopback` by default, so a local node needs no
    * certificate; every other RPC URL must be https). The largest JSON-RPC answer read
    * (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES, 4 MiB). Fee caps, in wei, per CAIP-2 chain with a default for
@@ -191,7 +191,7 @@ export interface Config {
   evmFeeCaps: { default: EvmFeeCap; chains: Record<string, Partial<EvmFeeCap>> };
   evmRawSendTtlSeconds: number;
   /**
-   * Webhook delivery (README "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
+   * Webhook delivery (docs/webhooks.md "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
    * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
    * although not public, and allowed over plain http; empty by default. Retries: the delay after the
    * first failed attempt (SIGIL_WEBHOOK_RETRY_BASE_MS, 10 s), doubled per attempt up to
@@ -214,7 +214,7 @@ export interface Config {
 
 export type Flags = Record<string, string | boolean | undefined>;
 
-/** An HSM's PKCS#11 settings (README "Custody"). */
+/** An HSM's PKCS#11 settings (docs/operator-guide.md "Custody"). */
 export interface Pkcs11Config {
   module: string;
   tokenLabel?: string;

@@ -1,6 +1,6 @@
 // Ethereum contract ABIs: parsing a JSON ABI, function selectors and calldata decoding, for the
 // `eth.tx.function_name` / `function_signature` / `contract_call_args` policy fields
-// (turnkey-semantics.md §1.3 EthereumTransaction, §7 smart contract interfaces) and for validating
+// (docs/reference/policies.md "Keywords" EthereumTransaction, docs/reference/organizations.md smart contract interfaces) and for validating
 // ABIs uploaded with create_smart_contract_interface. Pure: bytes and JSON in, values out.
 //
 // Encoding rules are the Solidity ABI specification ("Contract ABI Specification", docs.soliditylang.org):

@@ -1,4 +1,4 @@
-// App proofs (interface-spec.md §4.1 `generateAppProofs`; turnkey-semantics.md §9 "Proofs"): signed
+// App proofs (docs/reference/api.md "Activities" `generateAppProofs`; docs/reference/activities.md "App proofs and events"): signed
 // statements of what the service did. A process holds an ephemeral app-proof key pair that is
 // never stored; its 130-byte public key is the 65-byte uncompressed encryption key followed by the
 // 65-byte uncompressed signing key, as @turnkey/crypto's verifyAppProofSignature expects. A proof's

@@ -1,10 +1,10 @@
 // BIP39 mnemonics: generation, validation with clear errors, and mnemonic -> seed.
-// Spec: address-rules.md "Key derivation" (seed = PBKDF2-HMAC-SHA512(NFKD mnemonic,
+// Spec: docs/reference/addresses.md "Derivation" (seed = PBKDF2-HMAC-SHA512(NFKD mnemonic,
 // "mnemonic"+passphrase, 2048, 64); lengths 12/15/18/21/24, default 12) and BIP-0039.
-// turnkey-semantics.md §4 lists the export languages (MNEMONIC_LANGUAGE_*), so the wordlists of
+// docs/reference/keys.md lists the export languages (MNEMONIC_LANGUAGE_*), so the wordlists of
 // @scure/bip39 are wired for them; English is the default everywhere.
 //
-// PBKDF2 runs in node:crypto (OpenSSL): 1.3 ms instead of 10.4 ms in pure JS (DESIGN.md "Stack").
+// PBKDF2 runs in node:crypto (OpenSSL): 1.3 ms instead of 10.4 ms in pure JS (docs/design.md "Stack").
 // Validation is our own rather than @scure/bip39's boolean so the error can say *what* is wrong;
 // every message contains "invalid mnemonic" because the SDK matches that substring. Messages name
 // word positions, never the words: a mnemonic is a secret even when it is mistyped.
@@ -106,7 +106,7 @@ export function entropyToMnemonic(entropy: Uint8Array, language: MnemonicLanguag
   const wordlist = WORDLISTS[assertLanguage(language)];
   // The entropy's bits, then the first entropy.length / 4 bits of its SHA-256, read 11 at a time as
   // word indexes (BIP39). Our own rather than @scure/bip39's, which re-validates all 2048 words of
-  // the list on every call: ~6% of a create_wallet's CPU (issue 14). The tests compare the two.
+  // the list on every call: ~6% of a create_wallet's CPU (docs/design.md "The hot path"). The tests compare the two.
   const entropyBits = entropy.length * 8;
   const checksum = sha256(entropy)[0]!;
   const bit = (b: number) => (b < entropyBits ? (entropy[b >> 3]! >> (7 - (b & 7))) & 1 : (checksum >> (7 - (b - entropyBits))) & 1);
@@ -206,7 +206,7 @@ export function translateMnemonic(mnemonic: string, from: MnemonicLanguage, to: 
  */
 /**
  * mnemonicToSeed off the event loop: the 2048 PBKDF2 rounds run on libuv's thread pool, so a
- * wallet creation does not stall every other request (issue 14).
+ * wallet creation does not stall every other request (docs/design.md "The hot path").
  */
 export async function mnemonicToSeedAsync(mnemonic: string, passphrase = ''): Promise<Uint8Array> {
   if (typeof mnemonic !== 'string' || typeof passphrase !== 'string') {

@@ -1,15 +1,15 @@
-// Turnkey-compatible HPKE bundles, server side. Follows reference/turnkey-contract.md §4.2-§4.5 and the
-// reference code in §4.9 (Traps 14-15); the client side is @turnkey/crypto (packages/crypto/src/turnkey.ts).
+// Turnkey-compatible HPKE bundles, server side. Follows docs/reference/bundles.md and the
+// reference code in docs/reference/bundles.md; the client side is @turnkey/crypto (packages/crypto/src/turnkey.ts).
 //
-//  credential bundle (§4.2)  bs58check( compressed enc(33 B) ‖ ciphertext‖tag ), unsigned.
-//  signed envelope  (§4.3)   {"version":"v1.0.0","data":hex(JSON),"dataSignature":DER hex,"enclaveQuorumPublic":hex65}
+//  credential bundle (docs/reference/bundles.md)  bs58check( compressed enc(33 B) ‖ ciphertext‖tag ), unsigned.
+//  signed envelope  (docs/reference/bundles.md)   {"version":"v1.0.0","data":hex(JSON),"dataSignature":DER hex,"enclaveQuorumPublic":hex65}
 //                            dataSignature = ECDSA-P256-SHA256(signer, bytes of data); enclaveQuorumPublic is the
 //                            signer's uncompressed lowercase hex, which clients compare as an exact string with
 //                            `dangerouslyOverrideSignerPublicKey`.
-//  export bundle    (§4.3)   envelope, data = {"encappedPublic":hex65,"ciphertext":hex,"organizationId":id}
-//  import bundle    (§4.4)   envelope, data = {"targetPublic":hex65,"organizationId":id,"userId":id}; the client
+//  export bundle    (docs/reference/bundles.md)   envelope, data = {"encappedPublic":hex65,"ciphertext":hex,"organizationId":id}
+//  import bundle    (docs/reference/bundles.md)   envelope, data = {"targetPublic":hex65,"organizationId":id,"userId":id}; the client
 //                            answers with formatHpkeBuf JSON {"encappedPublic":hex65,"ciphertext":hex}.
-//  OTP target       (§4.5)   envelope, data = {"targetPublic":hex65}; the client answers with formatHpkeBuf JSON
+//  OTP target       (docs/reference/bundles.md)   envelope, data = {"targetPublic":hex65}; the client answers with formatHpkeBuf JSON
 //                            of the plaintext JSON.stringify({otp_code, public_key}).
 // Key order inside `data` is the order of real Turnkey bundles (fixtures in test/vectors/bundles.json);
 // clients only JSON.parse it, but matching it keeps our bundles indistinguishable in shape.
@@ -91,7 +91,7 @@ function hexField(obj: Record<string, unknown>, field: string, what: string): Ui
 }
 
 // ---------------------------------------------------------------------------------------------------
-// credential bundle (§4.2)
+// credential bundle (docs/reference/bundles.md)
 
 /**
  * Credential bundle for email auth / recovery, otp_auth, oauth and read-write sessions.
@@ -121,7 +121,7 @@ export function openCredentialBundle(params: { credentialBundle: string; receive
 }
 
 // ---------------------------------------------------------------------------------------------------
-// signed envelope (§4.3, §4.9)
+// signed envelope (docs/reference/bundles.md)
 
 /**
  * Sign `data` (serialized with JSON.stringify, so in the object's key order) into the envelope
@@ -188,7 +188,7 @@ export function parseHpkeBundle(json: string, what = 'encrypted bundle'): { enca
 }
 
 // ---------------------------------------------------------------------------------------------------
-// export bundle (§4.3)
+// export bundle (docs/reference/bundles.md)
 
 /**
  * `exportBundle` of export_wallet / export_private_key / export_wallet_account.
@@ -234,7 +234,7 @@ export function openExportBundle(params: {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// import bundle (§4.4)
+// import bundle (docs/reference/bundles.md)
 
 /**
  * `importBundle` of init_import_wallet / init_import_private_key: the signed target key bound to
@@ -292,13 +292,13 @@ export function openImportBundle(params: {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// OTP encryption target bundle (§4.5)
+// OTP encryption target bundle (docs/reference/bundles.md)
 
 /**
  * `otpEncryptionTargetBundle` of init_otp (V3) / auth-proxy otp_init_v2. The caller generates a target
  * key pair per OTP and keeps the private key with the OTP record. Clients verify it with
  * `encryptOtpCodeToBundle(code, bundle, publicKey, <signer public key>)`; without that override they
- * check Turnkey's TLS-fetcher key and refuse it (contract §4.7-§4.8).
+ * check Turnkey's TLS-fetcher key and refuse it (docs/reference/bundles.md).
  */
 export function makeOtpEncryptionTargetBundle(params: { targetPublicKey: BytesLike; signerPrivateKey: SignerInput }): string {
   return makeSignedBundle({ targetPublic: decompressPublicKeyHex(params.targetPublicKey) }, params.signerPrivateKey);
@@ -307,7 +307,7 @@ export function makeOtpEncryptionTargetBundle(params: { targetPublicKey: BytesLi
 /**
  * Decrypt `encryptedOtpBundle` (verify_otp V2 / otp_verify_v2) with the OTP's target private key.
  * Returns the code and the client public key to bind into the verification token (`public_key` claim,
- * contract §5), exactly as the client sent it (validated as a P-256 key, not re-encoded).
+ * docs/reference/auth-proxy.md), exactly as the client sent it (validated as a P-256 key, not re-encoded).
  */
 export function openOtpBundle(params: { encryptedOtpBundle: string; targetPrivateKey: BytesLike }): {
   otpCode: string;

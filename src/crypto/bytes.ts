@@ -13,7 +13,7 @@ export function toHex(bytes: Uint8Array): string {
 
 /**
  * Strict hex decode. `0x`/`0X` prefix is accepted because the API accepts payloads both ways
- * (turnkey-contract.md §6: "The hex payload parser must accept input both with and without 0x").
+ * (docs/reference/keys.md "Signing": "The hex payload parser must accept input both with and without 0x").
  */
 export function fromHex(hex: string, what = 'hex string'): Uint8Array {
   if (typeof hex !== 'string') throw new CryptoInputError('INVALID_HEX', `invalid ${what}: expected a string`);

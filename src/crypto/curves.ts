@@ -1,5 +1,5 @@
 // Curve names of the Turnkey API (swagger `v1Curve`, verbatim) and the key sizes per curve.
-// Spec: address-rules.md "Key derivation" (three curves: secp256k1 BIP32, ed25519 and P-256 SLIP-10).
+// Spec: docs/reference/addresses.md "Derivation" (three curves: secp256k1 BIP32, ed25519 and P-256 SLIP-10).
 
 import { CryptoInputError, describeValue } from './errors.js';
 

@@ -2,10 +2,10 @@
 // PAYLOAD_ENCODING_EIP7702_AUTHORIZATION payloads of sign_raw_payload(s).
 // Spec: EIP-712 (encodeType / hashStruct / domainSeparator, digest keccak256(0x1901 ‖ domainSeparator ‖
 // hashStruct(message))); EIP-7702 (keccak256(0x05 ‖ rlp([chain_id, address, nonce])));
-// turnkey-contract.md §6 (viem sends `serializeTypedData(data)`, ethers sends
+// docs/reference/keys.md "Signing" (viem sends `serializeTypedData(data)`, ethers sends
 // `JSON.stringify(TypedDataEncoder.getPayload(...))`, viem signAuthorization sends
-// `JSON.stringify({address, chainId, nonce})`); turnkey-semantics.md §1.3 (`eth.eip_712`,
-// `eth.eip_7702_authorization`, field names verbatim) and §5.
+// `JSON.stringify({address, chainId, nonce})`); docs/reference/policies.md "Keywords" (`eth.eip_712`,
+// `eth.eip_7702_authorization`, field names verbatim) and docs/reference/keys.md "Signing"
 //
 // Parsing validates everything up front, so hashing a parsed value cannot fail:
 // - The JSON is read by a strict parser of our own (RFC 8259), which keeps number literals exact and
@@ -59,7 +59,7 @@ export interface Eip712TypedData {
   readonly message: Eip712Struct;
 }
 
-/** `eth.eip_712.domain` (turnkey-semantics.md §1.3; src/policy/context.ts Eip712Domain). */
+/** `eth.eip_712.domain` (docs/reference/policies.md "Keywords"; src/policy/context.ts Eip712Domain). */
 export interface Eip712PolicyDomain {
   /** `''` when the domain has no `name` (likewise `version`, `verifying_contract`). */
   readonly name: string;
@@ -70,7 +70,7 @@ export interface Eip712PolicyDomain {
   readonly verifying_contract: string;
 }
 
-/** `eth.eip_712` (turnkey-semantics.md §1.3; src/policy/context.ts Eip712TypedData). */
+/** `eth.eip_712` (docs/reference/policies.md "Keywords"; src/policy/context.ts Eip712TypedData). */
 export interface Eip712PolicyFields {
   readonly primary_type: string;
   readonly domain: Eip712PolicyDomain;
@@ -85,7 +85,7 @@ export interface Eip712PolicyFields {
 export interface Eip712PolicyOptions {
   /**
    * Wraps `address`, `bytes` and `bytesN` message values, which the reference engine compares ignoring
-   * case (semantics §1.2). The pipeline passes `caseInsensitive` from src/policy/values.ts; the default
+   * case (docs/reference/policies.md "The language"). The pipeline passes `caseInsensitive` from src/policy/values.ts; the default
    * leaves the lowercase string as it is.
    */
   readonly markCaseInsensitive?: (text: string) => unknown;
@@ -101,7 +101,7 @@ export interface Eip7702Authorization {
   readonly nonce: bigint;
 }
 
-/** `eth.eip_7702_authorization` (turnkey-semantics.md §1.3; src/policy/context.ts Eip7702Authorization). */
+/** `eth.eip_7702_authorization` (docs/reference/policies.md "Keywords"; src/policy/context.ts Eip7702Authorization). */
 export interface Eip7702PolicyFields {
   /** EIP-55 checksummed, the form Turnkey shows EVM addresses in (compared exactly). */
   readonly address: string;
@@ -726,7 +726,7 @@ function policyStruct(
   return out;
 }
 
-/** `eth.eip_712` for the policy engine (turnkey-semantics.md §1.3). */
+/** `eth.eip_712` for the policy engine (docs/reference/policies.md "Keywords"). */
 export function eip712PolicyFields(typed: Eip712TypedData, options: Eip712PolicyOptions = {}): Eip712PolicyFields {
   const table = new TypeTable(typed.types);
   const mark = options.markCaseInsensitive ?? ((text: string) => text);
@@ -793,7 +793,7 @@ export function eip7702AuthorizationDigest(auth: Eip7702Authorization): Uint8Arr
   return keccak_256(buf);
 }
 
-/** `eth.eip_7702_authorization` for the policy engine (turnkey-semantics.md §1.3). */
+/** `eth.eip_7702_authorization` for the policy engine (docs/reference/policies.md "Keywords"). */
 export function eip7702PolicyFields(auth: Eip7702Authorization): Eip7702PolicyFields {
   const lower = auth.address.slice(2).toLowerCase();
   return { address: '0x' + checksumBody(lower), chain_id: auth.chainId, nonce: auth.nonce };

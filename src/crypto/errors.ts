@@ -1,5 +1,5 @@
 // Error type of the crypto core (bip39, hd, keys, addresses, sign).
-// Spec: address-rules.md ("a mismatch is a clear REQUEST_INVALID error") and DESIGN.md ("Bad input
+// Spec: docs/reference/addresses.md ("a mismatch is a clear REQUEST_INVALID error") and docs/design.md ("Bad input
 // always gets a clear {code, message, details} error"). Every CryptoInputError is caused by the
 // caller's input, so src/domain can map the whole class to REQUEST_INVALID in one place; `code`
 // lets it refine the mapping without parsing messages. Messages never contain key material.

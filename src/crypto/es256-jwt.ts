@@ -1,9 +1,9 @@
 // Standard ES256 JWTs (RFC 7515/7518: ECDSA P-256 over SHA-256 of `header.payload`, raw r‖s
 // signature) signed by the deployment signer; what any JOSE library (jose, an OIDC client) verifies
 // with the signer's public key. Used for the OTP verification tokens verify_otp issues
-// (turnkey-contract.md §4.6: @turnkey/crypto's verifyOtpVerificationToken checks a standard ES256
+// (docs/reference/bundles.md: @turnkey/crypto's verifyOtpVerificationToken checks a standard ES256
 // JWT with header {"alg":"ES256","typ":"JWT"}) and the OIDC tokens oauth2_authenticate issues
-// (turnkey-semantics.md §6 "OAuth2-only providers"). Session JWTs use Turnkey's own double-hash
+// (docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"). Session JWTs use Turnkey's own double-hash
 // scheme instead (session-jwt.ts). Verification goes through jose, the JOSE library the rest of
 // Sigil uses, so what is accepted here is what any standard verifier accepts.
 import { compactVerify, importJWK, type CryptoKey, type JWK } from 'jose';
@@ -15,7 +15,7 @@ const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base
 /**
  * Signs `claims` (serialized in their key order) into a compact JWS with header {alg, typ[, kid]}.
  * `atobSafe` refuses payloads whose base64url would hold `-` or `_`, for tokens clients decode with
- * a plain `atob` (turnkey-contract.md Traps 7: @turnkey/core decodes verification tokens so).
+ * a plain `atob` (docs/reference/sessions.md "The session JWT": @turnkey/core decodes verification tokens so).
  */
 export function signEs256Jwt(claims: Record<string, unknown>, signer: P256Signer, opts: { kid?: string; atobSafe?: boolean } = {}): string {
   const header = { alg: 'ES256', typ: 'JWT', ...(opts.kid ? { kid: opts.kid } : {}) };

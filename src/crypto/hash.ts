@@ -1,5 +1,5 @@
 // Hash functions used by the crypto core, plus `hashPayload` for the signing API's hashFunction.
-// Spec: turnkey-contract.md §6 (v1HashFunction values) and turnkey-semantics.md §5 (NO_OP signs the
+// Spec: docs/reference/keys.md "Signing" (v1HashFunction values) and docs/reference/keys.md "Signing" (NO_OP signs the
 // payload bytes as given; NOT_APPLICABLE is the only value for Ed25519, which hashes internally).
 // SHA-256 goes through node:crypto (OpenSSL) for speed; keccak, RIPEMD-160, BLAKE2b-256 and SHA3-256
 // come from @noble/hashes because OpenSSL's keccak/ripemd availability differs between builds.

@@ -1,5 +1,5 @@
 // BIP32 derivation path strings: parsing, validation and canonical form.
-// Spec: address-rules.md "Key derivation" (pathFormat is always PATH_FORMAT_BIP32; on ed25519 every
+// Spec: docs/reference/addresses.md "Derivation" (pathFormat is always PATH_FORMAT_BIP32; on ed25519 every
 // segment is treated as hardened, so `m/44'/501'/0'/0` and `m/44'/501'/0'/0'` are the same key) and
 // BIP-0032 (index < 2^31, hardened = index + 2^31, depth fits one byte).
 //

@@ -1,11 +1,11 @@
 // Hierarchical deterministic key derivation from a BIP39 seed, for the three API curves.
-// Spec: address-rules.md "Key derivation": CURVE_SECP256K1 = BIP32 ("Bitcoin seed");
+// Spec: docs/reference/addresses.md "Derivation": CURVE_SECP256K1 = BIP32 ("Bitcoin seed");
 // CURVE_ED25519 = SLIP-10 ed25519 ("ed25519 seed") with EVERY segment treated as hardened;
 // CURVE_P256 = SLIP-10 NIST P-256 ("Nist256p1 seed"). SLIP-0010 text: satoshilabs/slips slip-0010.md.
 //
 // Implementation choice (measured, see test/unit/crypto/hd.test.ts "speed"): HMAC-SHA512 from
 // node:crypto and scalar addition in libsecp256k1 (privateKeyTweakAdd) instead of @scure/bip32,
-// which does the same in pure JS and is an order of magnitude slower (DESIGN.md: 90 µs vs 2.7 ms).
+// which does the same in pure JS and is an order of magnitude slower (docs/design.md: 90 µs vs 2.7 ms).
 //
 // Invalid intermediate keys (IL >= n or a zero child, probability ~2^-127 on secp256k1) follow the
 // SLIP-10 retry rule for both secp256k1 and P-256: master: S := I and retry; child: I = HMAC(c,
@@ -135,7 +135,7 @@ export function deriveFromMaster(curve: Curve, master: ExtendedPrivateKey, index
 
 /**
  * Derive the account key at `path` from a BIP39 seed on `curve`.
- * ed25519: every level is hardened whatever its spelling (address-rules.md).
+ * ed25519: every level is hardened whatever its spelling (docs/reference/addresses.md).
  */
 export function deriveKey(seed: Uint8Array, curve: Curve, path: string): DerivedKey {
   assertCurve(curve);

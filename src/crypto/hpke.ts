@@ -4,7 +4,7 @@
 //   AEAD AES-256-GCM                0x0002
 //   info = "turnkey_hpke"
 //   AAD  = enc(65 B uncompressed) ‖ pkR(65 B uncompressed)   <- non-standard: plain HPKE uses an empty AAD
-// Follows reference/turnkey-contract.md §4.1 and the reference key schedule in §4.9, and Traps 14.
+// Follows docs/reference/bundles.md and the reference key schedule in docs/reference/bundles.md, and docs/reference/bundles.md.
 // The client side is `hpkeEncrypt` / `hpkeDecrypt` in @turnkey/crypto (packages/crypto/src/crypto.ts).
 //
 // Implemented directly on node:crypto (HMAC-SHA256, AES-256-GCM, ECDH) rather than @hpke/core because
@@ -94,7 +94,7 @@ export interface HpkeSealed {
 /**
  * Seal `plaintext` to `receiverPublicKey` (33-byte compressed or 65-byte uncompressed, hex or bytes).
  * The key is uncompressed before use because the client derives pkR uncompressed from its private key
- * for both kem_context and AAD, whatever form it sent (contract §4.1).
+ * for both kem_context and AAD, whatever form it sent (docs/reference/bundles.md).
  */
 export function seal(receiverPublicKey: BytesLike, plaintext: Uint8Array): HpkeSealed {
   const ephemeral = generateP256KeyPair();

@@ -1,5 +1,5 @@
 // Public keys from private keys, key validation, and SEC1 point (de)compression, per curve.
-// Spec: address-rules.md "Key derivation" and the COMPRESSED/UNCOMPRESSED rows (33/65-byte SEC1 for
+// Spec: docs/reference/addresses.md "Derivation" and the COMPRESSED/UNCOMPRESSED rows (33/65-byte SEC1 for
 // secp256k1 and P-256, the 32-byte RFC 8032 key for ed25519).
 //
 // Each curve uses its fastest available backend: libsecp256k1 (native addon) for secp256k1, and

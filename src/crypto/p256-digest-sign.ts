@@ -1,5 +1,5 @@
 // ECDSA over NIST P-256 on a caller-supplied 32-byte digest, with RFC 6979 deterministic nonces,
-// low-S normalization and a recovery id. Spec: address-rules.md "P-256: ECDSA over the chosen hash";
+// low-S normalization and a recovery id. Spec: docs/reference/addresses.md;
 // RFC 6979 §3.2 (HMAC-SHA256 DRBG; here qlen = hlen = 256 so bits2int is plain big-endian);
 // SEC 1 §4.1.3 (s = k^-1 (z + r d) mod n).
 //

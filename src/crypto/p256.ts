@@ -1,17 +1,17 @@
 // P-256 (secp256r1 / prime256v1) primitives for Sigil: key encoding, key generation, ECDSA-P256-SHA256
 // signing and verification, ECDH. Pure bytes -> bytes on top of node:crypto (OpenSSL).
 //
-// Wire rules followed (reference/turnkey-contract.md):
-//  - §1.1 / Traps 4-5: API-key public keys travel as compressed 33-byte hex; the bundle signer key as
+// Wire rules followed (docs/reference/api.md):
+//  - docs/reference/api.md "Stamps": API-key public keys travel as compressed 33-byte hex; the bundle signer key as
 //    uncompressed 65-byte lowercase hex (`04‖X‖Y`). Both forms are accepted everywhere as input.
-//  - §1.1 / §1.2 / Traps 4: stamp signatures are ASN.1 DER hex, possibly high-S, and wallet (EIP-191)
+//  - docs/reference/api.md "Stamps": stamp signatures are ASN.1 DER hex, possibly high-S, and wallet (EIP-191)
 //    stamps can be non-minimal DER (`toDerSignature` keeps leading 0x00 bytes). OpenSSL rejects
 //    non-canonical DER, so DER is parsed here leniently (as the SDK's `fromDerSignature` does) and
 //    verified as IEEE-P1363 r‖s. No low-S rule on verify.
-//  - §1.5: `clientSignature` is raw r‖s hex (64 bytes); `verifyP256Raw` covers it.
-//  - §4.3 / §4.9: bundle signatures are DER hex of ECDSA_P256_SHA256 over the bytes of `data`.
+//  - docs/reference/sessions.md "Login activities": `clientSignature` is raw r‖s hex (64 bytes); `verifyP256Raw` covers it.
+//  - docs/reference/bundles.md: bundle signatures are DER hex of ECDSA_P256_SHA256 over the bytes of `data`.
 //
-// Why node:crypto rather than pure JS: P-256 verify is ~35x faster in OpenSSL (DESIGN.md, Stack), and
+// Why node:crypto rather than pure JS: P-256 verify is ~35x faster in OpenSSL (docs/design.md "Stack"), and
 // verification sits on every request. Public KeyObjects are cached per key for the same reason.
 
 import {
@@ -341,7 +341,7 @@ const publicKeyCache = new Map<string, KeyObject>();
  * Marks a cache entry most recently used (Map iteration order is insertion order). Only once the map
  * is half full: below that nothing is evicted until it has grown by half its cap again, and a key in
  * use is refreshed by its next hit long before. Re-inserting on every hit made the map's table be
- * rebuilt again and again, garbage that outlived the young generation (issue 14).
+ * rebuilt again and again, garbage that outlived the young generation (docs/design.md "The hot path").
  */
 function refreshed(id: string, key: KeyObject): KeyObject {
   if (publicKeyCache.size <= KEY_CACHE_MAX / 2) return key;
@@ -480,7 +480,7 @@ export class P256Signer {
 
   /**
    * ECDH with this key: the 32-byte x-coordinate of d·Q, for secrets clients encrypt to the signer's
-   * published key (OAuth 2.0 client secrets, turnkey-contract.md §4.6). Invalid points are rejected.
+   * published key (OAuth 2.0 client secrets, docs/reference/bundles.md). Invalid points are rejected.
    */
   ecdh(publicKey: BytesLike): Uint8Array {
     return new Uint8Array(nodeDiffieHellman({ privateKey: this.#key, publicKey: publicKeyObject(publicKey) }));

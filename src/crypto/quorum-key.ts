@@ -1,7 +1,7 @@
 // QOS "quorum key" encryption, the receiving side: what @turnkey/crypto `encryptOauth2ClientSecret`
-// (via `quorumKeyEncrypt`) produces, turnkey-contract.md §4.6. Sigil is the receiver: clients pass
+// (via `quorumKeyEncrypt`) produces, docs/reference/bundles.md Sigil is the receiver: clients pass
 // the deployment signer's public key (GET /.well-known/sigil.json `signerPublicKey`) as
-// `dangerouslyOverrideTlsFetcherPublicKey`, the escape hatch of contract §4.7.
+// `dangerouslyOverrideTlsFetcherPublicKey`, the escape hatch of docs/reference/bundles.md
 //
 // Envelope (borsh): nonce[12] ‖ ephemeralSenderPublic[65, uncompressed] ‖ u32le(len) ‖ ciphertext+tag[len]
 // Key:  AES-256-GCM key = HMAC-SHA512(key = eph_pub ‖ receiver_pub ‖ ecdh_x, "qos_encryption_hmac_message")[0:32]

@@ -1,6 +1,6 @@
 // BIP340 Schnorr signing on libsecp256k1 primitives.
 // Spec: BIP-0340 "Default Signing" (nonce from tagged hashes of the key, aux randomness and
-// message; R and P with even y; s = k + e*d mod n); address-rules.md (P2TR: BIP340 with the
+// message; R and P with even y; s = k + e*d mod n); docs/reference/addresses.md (P2TR: BIP340 with the
 // BIP341 tweak, applied by the caller via taproot.ts).
 //
 // Why not @noble/curves' schnorr.sign: pure JS, three scalar multiplications per signature

@@ -1,5 +1,5 @@
 // Loader for libsecp256k1 through the `secp256k1` npm package's native addon.
-// Spec: DESIGN.md "Stack" (sign with recovery id: native 20.8k/s, WASM 7.5k/s, pure JS 1.8k/s).
+// Spec: docs/design.md "Stack" (sign with recovery id: native 20.8k/s, WASM 7.5k/s, pure JS 1.8k/s).
 //
 // Why `secp256k1/bindings` and not `secp256k1`: the package's main entry silently falls back to a
 // pure-JS (elliptic) implementation when the addon cannot load. `bindings.js` requires the prebuilt

@@ -1,11 +1,11 @@
 // Session JWTs signed by the deployment's P-256 signer, in the exact form the Turnkey SDK reads and
-// verifies (turnkey-contract.md §5 "Session string = JWT", Traps 7; turnkey-semantics.md §6
+// verifies (docs/reference/sessions.md "The session JWT", docs/reference/policies.md; docs/reference/sessions.md
 // "Sessions"): header {"alg":"ES256","typ":"JWT"}, a pure-ASCII JSON payload, and a 64-byte r‖s
 // signature. The signature follows Turnkey's session scheme, which @turnkey/crypto
 // `verifySessionJwtSignature(jwt, signerPublicKey)` checks: ECDSA-P256 whose digest is
 // sha256(sha256(header.payload)), i.e. ES256 over the 32 bytes sha256(header.payload).
 // Payloads are built so that their base64url never contains `-` or `_`, because clients decode them
-// with a plain `atob` (Traps 7).
+// with a plain `atob` (docs/reference/policies.md).
 import { P256Signer, sha256, verifyP256Raw, type BytesLike } from './p256.js';
 
 const HEADER = { alg: 'ES256', typ: 'JWT' };

@@ -1,11 +1,11 @@
 // Raw signing per curve, in the shape the API returns (r, s, v as lowercase hex, no 0x).
-// Spec: address-rules.md "Signing per curve"; turnkey-contract.md §6 (r and s each exactly 64 hex
+// Spec: docs/reference/addresses.md "Signatures"; docs/reference/keys.md "Signing" (r and s each exactly 64 hex
 // chars, zero-padded; v is the DECIMAL string "00"/"01" because viem parses it with BigInt(v) and
-// ethers with parseInt(v)+27; Ed25519 returns R as r, S as s and v "00"); turnkey-semantics.md §5
+// ethers with parseInt(v)+27; Ed25519 returns R as r, S as s and v "00"); docs/reference/keys.md "Signing"
 // (Ed25519 requires HASH_FUNCTION_NOT_APPLICABLE; NO_OP signs a precomputed digest; P2TR and Spark
 // identity keys sign BIP340 Schnorr with v "00").
 //
-// Backends, chosen for speed on the request path (DESIGN.md "Stack"):
+// Backends, chosen for speed on the request path (docs/design.md "Stack"):
 //  - secp256k1 ECDSA: libsecp256k1 native addon (RFC 6979 nonces, always low-S, recovery id).
 //  - Ed25519: node:crypto with the private key imported ONCE as a KeyObject (24k/s vs 2.1k/s).
 //  - P-256 ECDSA over a given digest: p256-digest-sign.ts (RFC 6979 nonces, k*G in OpenSSL, since
@@ -108,7 +108,7 @@ export function signSchnorr(privateKey: Uint8Array, digest: Uint8Array, opts: Sc
   }
 }
 
-/** Which hash functions each curve accepts (turnkey-semantics.md §5). */
+/** Which hash functions each curve accepts (docs/reference/keys.md "Signing"). */
 function checkHashFunction(curve: Curve, scheme: SignatureScheme, hashFunction: string): HashFunction {
   if (!isHashFunction(hashFunction)) {
     throw new CryptoInputError('INVALID_HASH_FUNCTION', `invalid hash function: ${describeValue(hashFunction)}`);
@@ -255,7 +255,7 @@ export function getSigningKey(curve: Curve, privateKey: Uint8Array): SigningKey 
 /**
  * A cached SigningKey for the key sealed as `sealedId` (where it is stored and its ciphertext: one
  * sealed copy of one key). `open` unseals the secret on the first use only, so a hot account signs
- * without an AES-GCM open and a keyed hash per request (issue 14: 25–30 µs of a signature). A copy
+ * without an AES-GCM open and a keyed hash per request (25–30 µs of a signature). A copy
  * sealed anew, elsewhere or differently, has another id and is opened again.
  */
 export function signingKeyForSealed(sealedId: string, curve: Curve, open: () => Uint8Array): SigningKey {

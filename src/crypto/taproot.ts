@@ -1,5 +1,5 @@
 // BIP341 key tweaking for taproot key-path spends: output key for an address, tweaked secret key
-// for signing. Spec: address-rules.md (BITCOIN_<NET>_P2TR = BIP86 key-path-only taproot, "tweak with
+// for signing. Spec: docs/reference/addresses.md (BITCOIN_<NET>_P2TR = BIP86 key-path-only taproot, "tweak with
 // no script tree"; P2TR signing = "BIP340 Schnorr with the BIP341 tweak") and BIP-0341
 // taproot_tweak_pubkey / taproot_tweak_seckey. Point arithmetic runs in libsecp256k1 (native).
 

@@ -1,6 +1,6 @@
 // WebAuthn verification, bytes in and verdicts out (no storage, no clock): passkey registration
-// (a v1Attestation with its `challenge`, turnkey-contract.md §1.3 "Registration") and assertions
-// (the X-Stamp-Webauthn stamp, §1.3, whose challenge is base64url of the UTF-8 bytes of the
+// (a v1Attestation with its `challenge`, docs/reference/api.md "Stamps") and assertions
+// (the X-Stamp-Webauthn stamp, docs/reference/api.md "Stamps", whose challenge is base64url of the UTF-8 bytes of the
 // lowercase hex SHA-256 of the raw request body). The cryptography is @simplewebauthn/server's;
 // this module fixes the parameters Turnkey uses (ES256 and RS256 only, user verification not
 // required) and turns failures into one error type whose message names the reason.
@@ -9,7 +9,7 @@ import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simpl
 import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
 import { bytesToHex, compressPublicKeyHex, isValidPublicKey, sha256 } from './p256.js';
 
-/** COSE algorithms Turnkey accepts: ES256 and RS256 (turnkey-semantics.md §6 "Passkeys"). */
+/** COSE algorithms Turnkey accepts: ES256 and RS256 (docs/reference/organizations.md "Users and credentials"). */
 export const SUPPORTED_COSE_ALGORITHMS = [-7, -257] as const;
 
 /** A WebAuthn ceremony that does not verify; the message says why, without secrets. */

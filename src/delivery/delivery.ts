@@ -1,18 +1,18 @@
-// Message delivery to users (issue 7 "Delivery"; DESIGN.md stack: nodemailer over SMTP): email
+// Message delivery to users (docs/design.md stack: nodemailer over SMTP): email
 // through SMTP, SMS as a JSON POST {to, body} to a webhook, and, for each channel that has no
 // transport configured, a development outbox: one JSON line per message appended to
 // `<dataDir>/outbox.jsonl` (mode 0600) and a log line that names the recipient but never the text,
 // since the text carries codes and credential bundles. Messages are plain text; nothing a user
 // supplied is ever put into HTML.
 //
-// Custom senders (turnkey-semantics.md §6 "OTP (current)", custom sender rules): a request may name
+// Custom senders (docs/reference/sessions.md "OTP", custom sender rules): a request may name
 // `sendFromEmailAddress`, `sendFromEmailSenderName` (default "Notifications") and
 // `replyToEmailAddress`. The reference service honours only pre-whitelisted domains; Sigil honours
 // only the domains of SIGIL_EMAIL_ALLOWED_SENDER_DOMAINS. As there, a from-address that is absent,
 // malformed or outside them is ignored together with the sender name and reply-to (the message goes
 // out from SIGIL_EMAIL_FROM), and a reply-to outside them is ignored on its own.
 //
-// Email events (issue 19 "list_email_events"; swagger v1EmailEvent): an email that names its
+// Email events (swagger v1EmailEvent): an email that names its
 // organization and kind is reported to `onEmailEvent` step by step, the steps sharing the message's
 // Message-ID: `Send` as the SMTP conversation starts, then `Delivery` with the server's answer when it
 // took the message, or `Bounce` when it refused it (bounceType Permanent for a 5xx answer, Transient

@@ -1,8 +1,8 @@
-// An Ethereum JSON-RPC client over HTTP (execution-apis: eth_* methods), for broadcasting (issue 18,
-// README "Broadcasting"): one per configured chain. Quantities travel as 0x hex (returned here as
+// An Ethereum JSON-RPC client over HTTP (execution-apis: eth_* methods), for broadcasting (
+// docs/broadcasting.md "Broadcasting"): one per configured chain. Quantities travel as 0x hex (returned here as
 // bigint); a node's error answer becomes an EvmRpcError carrying its code, message and revert
 // data, so the domain can tell a revert (code 3 with data) from a refusal. An answer is read up to
-// a size cap (Config.evmRpcMaxResponseBytes; issue 32): a node cannot make Sigil buffer without end.
+// a size cap (Config.evmRpcMaxResponseBytes): a node cannot make Sigil buffer without end.
 
 /** How long one call may take before it counts as failed (a slow node must not hold a request forever). */
 const CALL_TIMEOUT_MS = 15_000;

@@ -1,4 +1,4 @@
-// Outbound webhook requests (issue 18 "Safety"): where a webhook may go, and one POST to it.
+// Outbound webhook requests: where a webhook may go, and one POST to it.
 //
 // Destinations: http(s) URLs without user info. Every address the host resolves to must be public —
 // loopback, private (RFC 1918, unique-local), link-local (cloud metadata at 169.254.169.254),

@@ -27,7 +27,7 @@ export interface WebauthnCredential {
 export const WEBAUTHN_VOTE_SCHEME = 'SIGNATURE_SCHEME_TK_API_WEBAUTHN';
 
 /**
- * An X-Stamp-Attested key (turnkey-contract.md §1.4): a P-256 key an OTP verification token or an
+ * An X-Stamp-Attested key (docs/reference/api.md "Stamps"): a P-256 key an OTP verification token or an
  * OIDC id_token vouches for. It may only log in (stamp_login), which then registers it.
  */
 export interface AttestedCredential {
@@ -86,7 +86,7 @@ export interface ActivityReader {
 /**
  * Verifies OIDC id_tokens (src/auth/oidc.ts): signature by a trusted issuer's key (or this
  * deployment's signer for its own tokens), expiry, one audience, and with `nonceForPublicKey` the
- * `nonce`/`tknonce` binding to that key (turnkey-semantics.md §6 "OAuth / OIDC"). Refusals are
+ * `nonce`/`tknonce` binding to that key (docs/reference/sessions.md "Login activities"). Refusals are
  * SigilErrors with turnkeyErrorCode INVALID_OIDC_TOKEN.
  */
 export interface OidcVerifier {

@@ -1,5 +1,5 @@
 // Shapes shared by the records Sigil returns: the timestamp object `{seconds, nanos}` with both
-// values as strings (interface-spec.md §2, turnkey-contract.md §3 "Numeric encoding").
+// values as strings (docs/reference/activities.md "The record", docs/reference/activities.md "The record").
 import { invalid } from '../errors/errors.js';
 
 export interface TimestampObject {
@@ -11,7 +11,7 @@ export function timestamp(ms: number): TimestampObject {
   return { seconds: String(Math.floor(ms / 1000)), nanos: String((ms % 1000) * 1_000_000) };
 }
 
-/** Default and bounds of `paginationOptions.limit` (interface-spec.md §4.6, §8). */
+/** Default and bounds of `paginationOptions.limit` (docs/reference/api.md "Queries"). */
 export function pageLimit(limit: string | undefined): number {
   if (limit === undefined || limit === '') return 10;
   const n = Number(limit);

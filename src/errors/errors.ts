@@ -1,8 +1,8 @@
 // Errors as data: every refusal Sigil sends is a SigilError carrying a Turnkey error code
-// (`turnkeyErrorCode`, turnkey-semantics.md §8), the gRPC code the Turnkey SDK reads as `code`,
+// (`turnkeyErrorCode`, docs/reference/api.md "Limits"), the gRPC code the Turnkey SDK reads as `code`,
 // and the HTTP status. The mapping lives here once; src/http turns a SigilError into the JSON body
 // `{code, message, details:[{"@type":"type.googleapis.com/errors.v1.TurnkeyErrorDetail",turnkeyErrorCode}]}`
-// (turnkey-contract.md §2.4). Messages that SDKs match on are kept verbatim.
+// (docs/reference/api.md "Errors"). Messages that SDKs match on are kept verbatim.
 
 /** gRPC status codes (google.rpc.Code) as the Turnkey SDK surfaces them in `Turnkey error <code>`. */
 export const GrpcCode = {
@@ -58,7 +58,7 @@ export const ERROR_KINDS = {
   HEADERS_TOO_LARGE: { grpc: GrpcCode.INVALID_ARGUMENT, http: 431 },
   REQUEST_TIMEOUT: { grpc: GrpcCode.DEADLINE_EXCEEDED, http: 408 },
   INTERNAL: { grpc: GrpcCode.INTERNAL, http: 500 },
-  // The process holds no key until its seal is opened (README "Custody"); 503 so balancers retry elsewhere.
+  // The process holds no key until its seal is opened (docs/operator-guide.md "Custody"); 503 so balancers retry elsewhere.
   SEALED: { grpc: GrpcCode.UNAVAILABLE, http: 503 },
 } as const satisfies Record<string, ErrorKind>;
 
@@ -66,7 +66,7 @@ export type TurnkeyErrorCode = keyof typeof ERROR_KINDS;
 
 /**
  * An error body stays a few KB whatever the request held: messages and detail strings may quote the
- * client's input, so they are cut, and detail lists are short (issue 15).
+ * client's input, so they are cut, and detail lists are short.
  */
 export const ERROR_LIMITS = { messageChars: 1024, detailStringChars: 256, detailItems: 8 } as const;
 
@@ -90,7 +90,7 @@ export class SigilError extends Error {
   readonly grpcCode: number;
   readonly httpStatus: number;
   readonly extraDetails: ErrorDetail[];
-  /** Policy denial is sent with `details: []` exactly (turnkey-contract.md Traps 10). */
+  /** Policy denial is sent with `details: []` exactly (docs/reference/policies.md "The decision for an activity"). */
   readonly bareDetails: boolean;
 
   constructor(

@@ -1,4 +1,4 @@
-// The auth frame (README "Embedded wallets"): INJECT_CREDENTIAL_BUNDLE then STAMP_REQUEST, as
+// The auth frame (docs/embedded-wallets.md): INJECT_CREDENTIAL_BUNDLE then STAMP_REQUEST, as
 // @turnkey/iframe-stamper and @turnkey/sdk-browser's iframe client drive them for email auth,
 // recovery and OTP or OAuth sessions. The credential bundle (bs58check of the compressed encapsulated
 // key ‖ ciphertext) is opened with the embedded key; the API private key it holds stays in this

@@ -1,10 +1,10 @@
-// What every Sigil frame shares (README "Embedded wallets"): the settings the frames server wrote
+// What every Sigil frame shares (docs/embedded-wallets.md): the settings the frames server wrote
 // into the page, the message channel the parent opens with @turnkey/iframe-stamper's
 // TURNKEY_INIT_MESSAGE_CHANNEL, the embedded P-256 key in localStorage, HPKE as @turnkey/crypto does
 // it (RFC 9180 base mode, DHKEM(P-256, HKDF-SHA256), AES-256-GCM, info "turnkey_hpke", AAD = enc ‖ pkR),
 // and the check of the deployment's signature on export and import bundles.
 //
-// This is browser code bundled by scripts/build-frames.mjs; DESIGN.md lets src/frames/ import nothing
+// This is browser code bundled by scripts/build-frames.mjs; docs/design.md lets src/frames/ import nothing
 // of src/, so the HPKE key schedule here is the browser twin of src/crypto/hpke.ts (same RFC, pure JS
 // from @noble instead of node:crypto), and test/e2e/frames.test.ts checks the two against each other.
 import { p256 } from '@noble/curves/nist.js';
@@ -301,7 +301,7 @@ export async function openExportBundle(bundle: unknown, organizationId: unknown,
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The stamp the auth frame signs requests with (X-Stamp, turnkey-contract.md §2)
+// The stamp the auth frame signs requests with (X-Stamp, docs/reference/api.md "Transport")
 
 export function stampWith(privateKey: Uint8Array, payload: string): string {
   const signature = p256.sign(utf8.encode(payload), privateKey, { format: 'der' });

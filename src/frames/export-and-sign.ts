@@ -1,4 +1,4 @@
-// The export-and-sign frame (README "Embedded wallets"): INJECT_KEY_EXPORT_BUNDLE keeps an exported
+// The export-and-sign frame (docs/embedded-wallets.md): INJECT_KEY_EXPORT_BUNDLE keeps an exported
 // key in this page's memory (24 hours at most, by address), and SIGN_MESSAGE / SIGN_TRANSACTION sign
 // Ethereum (EIP-191 messages, serialized transactions, with viem) and Solana (Ed25519 messages, wire
 // transactions) payloads with it; the parent gets signatures, never the key. SET_EMBEDDED_KEY_OVERRIDE

@@ -1,4 +1,4 @@
-// The export frame (README "Embedded wallets"): @turnkey/iframe-stamper's INJECT_WALLET_EXPORT_BUNDLE
+// The export frame (docs/embedded-wallets.md): @turnkey/iframe-stamper's INJECT_WALLET_EXPORT_BUNDLE
 // and INJECT_KEY_EXPORT_BUNDLE. The bundle is checked against this deployment's signer key, opened
 // with the frame's embedded key (which is then discarded: one key, one export), and the mnemonic or
 // the key, in the KeyFormat asked for, is shown in this page only. The parent hears `true`, never the secret.

@@ -1,4 +1,4 @@
-// The import frame (README "Embedded wallets"): INJECT_IMPORT_BUNDLE, then EXTRACT_WALLET_ENCRYPTED_BUNDLE
+// The import frame (docs/embedded-wallets.md): INJECT_IMPORT_BUNDLE, then EXTRACT_WALLET_ENCRYPTED_BUNDLE
 // or EXTRACT_KEY_ENCRYPTED_BUNDLE, as @turnkey/iframe-stamper drives them. The import bundle's
 // target key is accepted only with this deployment's signature and for the organization and user
 // the parent names; what the user types here is sealed to that key and only the sealed bundle

@@ -1,4 +1,4 @@
-// The private-key encodings @turnkey/iframe-stamper names as `KeyFormat` (README "Embedded wallets"):
+// The private-key encodings @turnkey/iframe-stamper names as `KeyFormat` (docs/embedded-wallets.md):
 // what the export frames show and what the import frame reads. A key is 32 bytes; the formats are
 // the wallets' own: 0x-hex (Ethereum, Tron), base58 of seed ‖ public key (Solana: Phantom, Solflare),
 // WIF of a compressed key (Bitcoin main and test net), and bech32 "suiprivkey" with the Ed25519 flag.

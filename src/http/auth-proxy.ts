@@ -1,4 +1,4 @@
-// The auth proxy server (turnkey-contract.md §5; turnkey-semantics.md §6 "Auth proxy"; auth_proxy
+// The auth proxy server (docs/reference/auth-proxy.md; docs/reference/auth-proxy.md; auth_proxy
 // swagger): POST /v1/<operation> with `X-Auth-Proxy-Config-ID` and no stamp, so a browser can run the
 // login flows without a backend of its own. Each endpoint is a translation to the public API: the
 // proxy stamps an ordinary request with its configuration's own API key (src/domain/identity/auth-proxy-configs.ts)
@@ -9,7 +9,7 @@
 // configuration allows (exact match or `*`); the login method an endpoint serves is enabled; tokens a
 // caller presents without a stamp (OIDC tokens at signup and account lookup, verification tokens at
 // account lookup) are verified before anything is looked up with them. Requests through the proxy are
-// exempt from IP allowlists (semantics §7).
+// exempt from IP allowlists (docs/reference/organizations.md).
 import type { Logger } from 'pino';
 import type { FastifyRequest } from 'fastify';
 import { P256Signer } from '../crypto/p256.js';
@@ -34,7 +34,7 @@ interface ProxyCall {
   config: AuthProxyConfigRow;
   settings: AuthProxySettings;
   body: Json;
-  /** `generateAppProofs`: the activity carries app proofs (README "App proofs"), as signup's answer does. */
+  /** `generateAppProofs`: the activity carries app proofs (docs/app-proofs.md "App proofs"), as signup's answer does. */
   submit(operation: string, type: string, parameters: Json, generateAppProofs?: boolean): Promise<Json>;
   query(operation: string, body: Json): Promise<Json>;
   /** Takes a token of the client address's signup bucket (429 when it is empty). */
@@ -105,7 +105,7 @@ function signupMethods(body: Json): AuthMethod[][] {
 
 /**
  * A signup must use at least one login method and only methods the configuration enables: otherwise
- * anyone could make themselves an organization with a root key of their own (issue 32, flaw 6).
+ * anyone could make themselves an organization with a root key of their own.
  */
 function checkSignupMethods(body: Json, settings: AuthProxySettings): void {
   const groups = signupMethods(body);
@@ -133,7 +133,7 @@ async function signup(call: ProxyCall, services: Services) {
     throw invalid('bad request body: userEmail and userPhoneNumber need the verificationToken of an OTP sent to them');
   }
   checkSignupMethods(body, call.settings);
-  // Counted per client address before anything is verified or created (README "Auth proxy").
+  // Counted per client address before anything is verified or created (docs/auth-proxy.md "The auth proxy").
   await call.takeSignup();
   // No stamp vouches for the OIDC tokens here, so each must verify before its identity is registered.
   for (const [i, p] of (body.oauthProviders ?? []).entries()) {
@@ -142,7 +142,7 @@ async function signup(call: ProxyCall, services: Services) {
   }
   const name = optional<string>(body.userName) ?? email ?? phone ?? 'User';
   // A signup that creates a wallet answers the app proofs of its addresses (signup's `appProofs`): the
-  // app checks them against this deployment's signer key (README "Embedded wallets"); without them a
+  // app checks them against this deployment's signer key (docs/embedded-wallets.md); without them a
   // kit's `verifyWalletOnSignup` would skip its check silently.
   const r = await call.submit('create_sub_organization', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8', {
     subOrganizationName: optional<string>(body.organizationName) ?? `sub-org-${Date.now()}`,
@@ -194,7 +194,7 @@ async function account(call: ProxyCall, services: Services, repos: Repositories)
   }
   // A contact answers only the sub-organization where it is verified or the parent set it: the
   // @turnkey/core OTP flow logs in to whatever this answers, and anyone who owns a sub-organization
-  // can write any email into it (README "Email and SMS logins through the parent").
+  // can write any email into it (docs/compatibility.md "Email and SMS logins through the parent").
   const r =
     type === 'EMAIL' || type === 'PHONE_NUMBER'
       ? { organizationIds: await subOrganizationsTrustingContact(repos, config.organization_id, type, filterValue) }

@@ -1,7 +1,7 @@
-// The dashboard's static files on the public API port (issue 9 "Dashboard"): GET / answers the page,
+// The dashboard's static files on the public API port (docs/operator-guide.md): GET / answers the page,
 // GET /dashboard/<file> its modules, styles and icon, all built into dist/dashboard/ by `npm run
 // build` (dashboard/tsconfig.json + scripts/copy-dashboard-assets.mjs). The browser code then talks
-// to the public API like any client, with stamped POSTs (turnkey-contract.md §1, §2).
+// to the public API like any client, with stamped POSTs (docs/reference/api.md "Stamps").
 //
 // Safety: the files are read once at start into a table keyed by their relative path, and a request
 // is answered only when its path is a key of that table, so no request path ever reaches the file

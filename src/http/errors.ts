@@ -1,5 +1,5 @@
 // Turns anything thrown on the request path into the JSON error body the SDK parses
-// (`{code, message, details}`, turnkey-contract.md §2.4) and an HTTP status. Internal failures are
+// (`{code, message, details}`, docs/reference/api.md "Errors") and an HTTP status. Internal failures are
 // logged with an id and answered without internals.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';

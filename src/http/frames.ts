@@ -1,4 +1,4 @@
-// The frames server (README "Embedded wallets"): Sigil's own export, import, export-and-sign and auth
+// The frames server (docs/embedded-wallets.md): Sigil's own export, import, export-and-sign and auth
 // pages, which the browser kits embed through @turnkey/iframe-stamper, on a port of their own so a
 // frame never shares an origin with the app around it. The browser code is src/frames/, bundled by
 // scripts/build-frames.mjs into dist/frames/ and read once at start (no request path reaches the

@@ -1,4 +1,4 @@
-// Accepting an invitation (issue 19 "Invitations"; README "Invitations"): the two unstamped routes
+// Accepting an invitation (docs/sessions-and-logins.md "Invitations"): the two unstamped routes
 // the dashboard's accept page (dashboard/src/pages/accept-invitation.ts) calls with the token from
 // the emailed link. The invitee holds no credential yet, so the token is the only proof, and these
 // are not pipeline operations: no stamp to verify, no policy to ask (whoever sent the invitation

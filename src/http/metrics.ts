@@ -1,4 +1,4 @@
-// Prometheus metrics for the public API (issue 8 part 4), written in the text exposition format
+// Prometheus metrics for the public API (docs/operator-guide.md), written in the text exposition format
 // 0.0.4 by hand: counters of requests, activities and signatures, and a request latency histogram
 // with a fixed bucket list. Labels come only from declared operations, types and statuses, so an
 // unknown path cannot grow the series without bound.

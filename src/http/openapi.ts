@@ -1,5 +1,5 @@
 // GET /openapi.json on the public API port: the OpenAPI document of the operations this Sigil serves,
-// generated once at start-up from the registry (src/operations/openapi.ts; DESIGN.md "The registry").
+// generated once at start-up from the registry (src/operations/openapi.ts; docs/design.md "An operation is data").
 // It is public, like the swagger Turnkey publishes: it describes shapes, never an organization's data.
 import type { FastifyInstance } from 'fastify';
 import { openApiDocument } from '../operations/openapi.js';

@@ -1,4 +1,4 @@
-// The operator server (README "Custody"): seal status and unsealing, on its own port, loopback by
+// The operator server (docs/operator-guide.md "Custody"): seal status and unsealing, on its own port, loopback by
 // default, apart from the public API. Unsealing needs no credential but the shares themselves, as in
 // Vault's sys/unseal: each share is one operator's secret, and fewer than the threshold reveal nothing.
 import Fastify from 'fastify';

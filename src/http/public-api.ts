@@ -1,7 +1,7 @@
 // The public API server (Fastify): POST /public/v1/{submit,query}/<operation> handed to the one
-// pipeline with the raw body bytes, CORS for every header the SDKs send (turnkey-contract.md §2.1),
+// pipeline with the raw body bytes, CORS for every header the SDKs send (docs/reference/api.md "Transport"),
 // JSON errors for everything including unknown paths and oversized bodies, health endpoints, and
-// the deployment's signer key at /.well-known/sigil.json. It never redirects (contract Traps 13).
+// the deployment's signer key at /.well-known/sigil.json. It never redirects (docs/reference/auth-proxy.md).
 import Fastify, { LogController } from 'fastify';
 import cors from '@fastify/cors';
 import type { Logger } from 'pino';
@@ -56,7 +56,7 @@ export async function baseServer(opts: {
   transport: TransportLimits;
   ready: () => Promise<void>;
   trustedProxies?: string[];
-  /** True while the process holds no key (README "Custody"): every request but /healthz gets 503 `sealed`. */
+  /** True while the process holds no key (docs/operator-guide.md "Custody"): every request but /healthz gets 503 `sealed`. */
   sealed?: () => boolean;
 }) {
   const { bodyLimitBytes } = opts.transport;

@@ -1,4 +1,4 @@
-// Transport limits of both HTTP servers, as a production HTTP service sets them (issue 15; RFC 9110
+// Transport limits of both HTTP servers, as a production HTTP service sets them (RFC 9110
 // §15.5.9 408, §15.5.16 415; RFC 6585 §5 431): the whole request must arrive within the request
 // timeout and its headers within the headers timeout, an idle kept-alive connection is closed after
 // the keep-alive timeout, each server holds at most maxConnections, and POST bodies must be JSON

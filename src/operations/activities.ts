@@ -43,7 +43,7 @@ export const listActivitiesOp = defineQuery<
 });
 
 // Which policies were evaluated for an activity and their outcomes, one record per vote
-// (turnkey-semantics.md §1.4: evaluation re-runs on every vote).
+// (docs/reference/policies.md "Evaluation of one policy": evaluation re-runs on every vote).
 export const getPolicyEvaluationsOp = defineQuery<{ organizationId: string; activityId: string }, unknown>({
   path: 'get_policy_evaluations',
   request: 'v1GetPolicyEvaluationsRequest',

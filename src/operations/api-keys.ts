@@ -1,4 +1,4 @@
-// API key operations (interface-spec.md §4.6; swagger v1CreateApiKeysIntentV2, v1DeleteApiKeysIntent,
+// API key operations (docs/reference/api.md "Queries"; swagger v1CreateApiKeysIntentV2, v1DeleteApiKeysIntent,
 // v1GetApiKeyRequest, v1GetApiKeysRequest).
 import { apiKeyRecord, buildApiKeyRows, getApiKey, insertApiKeys, type ApiKeyParams } from '../domain/identity/api-keys.js';
 import { requireUser } from '../domain/lookup.js';

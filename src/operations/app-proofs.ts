@@ -1,4 +1,4 @@
-// App proof queries (interface-spec.md §4.1; turnkey-semantics.md §9 "Proofs"): list_app_proofs for
+// App proof queries (docs/reference/api.md "Activities"; docs/reference/activities.md "App proofs and events"): list_app_proofs for
 // an activity, get_boot_proof by ephemeral key, get_latest_boot_proof.
 import { notFound } from '../errors/errors.js';
 import { defineQuery } from './define.js';

@@ -1,4 +1,4 @@
-// Authenticator (passkey) operations (interface-spec.md §2 "Authenticator", §4.6 get_authenticators;
+// Authenticator (passkey) operations (docs/reference/organizations.md "Users and credentials", docs/reference/keys.md get_authenticators;
 // swagger v1CreateAuthenticatorsIntentV2, v1DeleteAuthenticatorsIntent, v1GetAuthenticatorRequest,
 // v1GetAuthenticatorsRequest). Users may register and remove their own passkeys (selfService).
 import {

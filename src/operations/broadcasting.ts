@@ -1,11 +1,11 @@
-// Broadcasting operations (issue 18; swagger: eth_send_transaction V2 and its older
+// Broadcasting operations (swagger: eth_send_transaction V2 and its older
 // ACTIVITY_TYPE_ETH_SEND_TRANSACTION, eth_send_raw_transaction, get_send_transaction_status,
-// get_nonces). The rules are in src/domain/keys/broadcasting.ts; README "Broadcasting".
+// get_nonces). The rules are in src/domain/keys/broadcasting.ts; docs/broadcasting.md "Broadcasting".
 //
-// eth_send_transaction is resource PRIVATE_KEY / SIGN like every signing activity (semantics §1.3),
+// eth_send_transaction is resource PRIVATE_KEY / SIGN like every signing activity (docs/reference/policies.md "Keywords"),
 // and its policy keywords are those sign_transaction would give the unsigned transaction it builds
 // (transactionPolicyContext), with `activity.params.type` TRANSACTION_TYPE_ETHEREUM as
-// sign_transaction's: a policy that denies signing a transaction denies sending it (issue 32).
+// sign_transaction's: a policy that denies signing a transaction denies sending it.
 // eth_send_raw_transaction signs nothing; it is governed as PRIVATE_KEY / SIGN too (recorded as
 // deliberate in test/vectors/activity-resources.json), so whoever may send may broadcast, and
 // policies tell the two apart by activity.type.
@@ -103,7 +103,7 @@ export const getNoncesOp = defineQuery<{ organizationId: string; address: string
     b.rpc(body.caip2);
     if (!/^0x[0-9a-fA-F]{40}$/.test(body.address)) throw invalid(`address must be a 0x-prefixed 20-byte hex address, got "${body.address.slice(0, 80)}"`);
     // Only an address of this organization's own keys: the nonce Sigil stores for an address tells
-    // how many sends it made, which is no other organization's business (issue 32).
+    // how many sends it made, which is no other organization's business.
     const address = body.address.toLowerCase();
     const notOwn = () => new SigilError('NOT_FOUND', `address ${address} is not an Ethereum address of a wallet account or private key of this organization`);
     const target = await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, address).catch((err) => {
@@ -119,7 +119,7 @@ export const ethUndelegate7702Op = defineActivity<EthUndelegate7702Params, { sen
   path: 'eth_undelegate_7702',
   type: 'ACTIVITY_TYPE_ETH_UNDELEGATE_7702',
   // @turnkey/sdk-server's generated ethUndelegate7702 (8.2.1) submits this spelling, which no
-  // swagger has; accepted so the SDK's method works, and recorded as the real type (README "Broadcasting").
+  // swagger has; accepted so the SDK's method works, and recorded as the real type (docs/broadcasting.md "Broadcasting").
   aliases: [{ type: 'ACTIVITY_TYPE_ETH_UNDELEGATE7702', spelling: true }],
   result: 'ethUndelegate7702Result',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },

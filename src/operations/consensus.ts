@@ -1,4 +1,4 @@
-// Consensus operations (turnkey-semantics.md §2-§3; interface-spec.md §4.3): approve_activity and
+// Consensus operations (docs/reference/organizations.md): approve_activity and
 // reject_activity vote on a waiting activity by its fingerprint (the pipeline applies the vote to
 // its target), and update_root_quorum, which only the current root quorum can approve.
 import { updateRootQuorum } from '../domain/governance/organizations.js';

@@ -1,11 +1,11 @@
-// Operations are data (DESIGN.md "An operation is data"): each declares its path segment, type
+// Operations are data (docs/design.md "An operation is data"): each declares its path segment, type
 // values, result member, what the policy engine sees, which fields are secret, and a thin `execute`.
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext, Prepared } from '../domain/context.js';
 import type { AppProofFact } from '../domain/keys/app-proofs.js';
 import type { PolicyContext } from '../policy/index.js';
 
-/** How an activity is authorized before the policy engine has its say (turnkey-semantics.md §1.4, §2). */
+/** How an activity is authorized before the policy engine has its say (docs/reference/policies.md "Evaluation of one policy"). */
 export type Authorization =
   /** Root quorum, or a policy that allows it. */
   | 'policy'
@@ -43,7 +43,7 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
   /** The current type value, verbatim. Its intent member and parameter schema follow by convention. */
   type: string;
   /**
-   * Older type values still accepted on this path (turnkey-contract.md Traps 11). A plain string
+   * Older type values still accepted on this path (docs/reference/api.md "Activities"). A plain string
    * shares the current type's result member and parameter handling; an object says how the older
    * version differs.
    */
@@ -55,17 +55,17 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
   authorization?: Authorization;
   /** A vote's selection (authorization 'vote'): what approve_activity and reject_activity cast. */
   voteSelection?: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED';
-  /** `activity.params` as policies see them (turnkey-semantics.md §1.3 "activity.params"). */
+  /** `activity.params` as policies see them (docs/reference/policies.md "Keywords" (`activity.params`)). */
   policyParams?: (params: P) => Record<string, unknown>;
   /**
-   * The keywords this activity populates for policies: wallet, private_key, eth.tx… (§1.4 "Keyword
-   * population"). A list means the activity is judged once per element, each as its single
+   * The keywords this activity populates for policies: wallet, private_key, eth.tx… (docs/reference/policies.md "Evaluation of one policy": keyword
+   * population). A list means the activity is judged once per element, each as its single
    * counterpart would be (sign_raw_payloads: one per payload), and it is allowed only when every
    * element is.
    */
   policyContext?: (ctx: OperationContext, params: P, loaded: L) => Promise<PolicyContext | PolicyContext[]>;
   /**
-   * The target the activity acts on (DESIGN.md "An operation is data"): the signing key or account,
+   * The target the activity acts on (docs/design.md "An operation is data"): the signing key or account,
    * the parsed transaction, the send built for signing. Run once per submission, and once per vote
    * that decides it, outside any transaction; its result is what `policyContext` (so the policy, the
    * session scope, MFA policies and velocity controls), `prepare` and `execute` all see, so the bytes
@@ -82,7 +82,7 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
    * generateAppProofs (every activity also gets the proof of its policy outcome).
    */
   appProofFacts?: (ctx: ActivityContext, params: P, result: R) => AppProofFact[];
-  /** Users may manage their own credentials unless a policy says otherwise (§1.4 implicit exceptions). */
+  /** Users may manage their own credentials unless a policy says otherwise (docs/reference/policies.md "Evaluation of one policy" implicit exceptions). */
   selfService?: (caller: Caller, params: P) => boolean;
   /**
    * The activity gives a user a credential that can stamp as `method` (an MFA authentication type; an
@@ -105,8 +105,8 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
    */
   resultSecretFields?: string[];
   /**
-   * The authentication activities that target a sub-organization's users (turnkey-semantics.md §2
-   * "parent-org users run auth activities that target sub-org users"; the server actions of
+   * The authentication activities that target a sub-organization's users (docs/reference/organizations.md
+   * "Sub-organizations": parent-org users run auth activities that target sub-org users; the server actions of
    * @turnkey/sdk-server): a credential of the parent organization may submit them to the
    * sub-organization. The parent's root quorum and policies decide (they are the submitter's), and
    * the activity is recorded in the sub-organization, where its effects are. Every other activity
@@ -116,12 +116,12 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
   parentOrganizationMaySubmit?: true | ((ctx: OperationContext, params: P) => Promise<void>);
   /**
    * Login activities: when the stamp's credential is not in the target organization or its parent,
-   * look for it in the target's sub-organizations and run there (turnkey-contract.md Traps 12).
+   * look for it in the target's sub-organizations and run there (docs/reference/sessions.md "Login activities").
    */
   credentialMayBeInSubOrganization?: boolean;
   /**
    * Login activities only: an X-Stamp-Attested key (an OTP verification token or an OIDC id_token
-   * vouching for it) may submit it (turnkey-contract.md §1.4). Everything else refuses such stamps.
+   * vouching for it) may submit it (docs/reference/api.md "Stamps"). Everything else refuses such stamps.
    */
   acceptsAttestedStamp?: boolean;
   /**

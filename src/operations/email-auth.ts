@@ -1,5 +1,5 @@
-// Email auth and email recovery operations (turnkey-semantics.md §6 "Email auth (legacy credential
-// bundle)", "Recovery (legacy)"; swagger v1EmailAuthIntentV3 → emailAuthResult,
+// Email auth and email recovery operations (docs/reference/sessions.md
+// "Login activities"; swagger v1EmailAuthIntentV3 → emailAuthResult,
 // v1InitUserEmailRecoveryIntentV2 → initUserEmailRecoveryResult, v1RecoverUserIntent →
 // recoverUserResult): email_auth, init_user_email_recovery, recover_user.
 //
@@ -7,7 +7,7 @@
 // reference's documented mapping and policy examples): the root quorum, or users a policy allows. A
 // parent organization serves its sub-organizations' users by submitting to itself, or to the
 // sub-organization with its own credential as @turnkey/sdk-server's sendCredential server action
-// and the email recovery guide do (semantics §2, §6: email auth "can target any user in the
+// and the email recovery guide do (docs/reference/organizations.md, docs/reference/sessions.md: email auth "can target any user in the
 // organization or sub-organizations"): decided by the parent's policies, recorded in the
 // sub-organization. recover_user is not among them: the recovered user stamps it.
 // recover_user is CREDENTIAL/CREATE (it adds a passkey): allowed without a policy only to the

@@ -1,4 +1,4 @@
-// Export and import operations (interface-spec.md §4.4; turnkey-contract.md §4.3-4.4):
+// Export and import operations (docs/reference/policies.md; docs/reference/bundles.md):
 // export_wallet, export_wallet_account, export_private_key, init_import_wallet, import_wallet,
 // init_import_private_key, import_private_key.
 import type { MnemonicLanguage } from '../crypto/bip39.js';

@@ -1,11 +1,11 @@
-// Invitation operations and email events (issue 19; @turnkey/http 6.6.0 createInvitations,
+// Invitation operations and email events (@turnkey/http 6.6.0 createInvitations,
 // deleteInvitation, listEmailEvents; swagger v1CreateInvitationsIntent → createInvitationsResult,
 // v1DeleteInvitationIntent → deleteInvitationResult, v1ListEmailEventsRequest):
 // create_invitations, delete_invitation, list_email_events. Accepting an invitation is not a
 // stamped operation (the invitee has no credential yet): src/http/invitations.ts.
 //
 // Policy resource and action: INVITATION / CREATE and INVITATION / DELETE, the reference's
-// documented mapping (turnkey-semantics.md §1.3; test/vectors/activity-resources.json).
+// documented mapping (docs/reference/policies.md "Keywords"; test/vectors/activity-resources.json).
 // create_invitations runs 'pure': the emails go out with no lock held (src/domain/identity/invitations.ts).
 import { createInvitations, deleteInvitation, type InvitationParams } from '../domain/identity/invitations.js';
 import { listEmailEvents, type ListEmailEventsParams } from '../domain/identity/email-events.js';

@@ -1,4 +1,4 @@
-// IP allowlist operations (turnkey-semantics.md §7; interface-spec.md §4.3 remove_ip_allowlist;
+// IP allowlist operations (docs/reference/organizations.md remove_ip_allowlist;
 // swagger v1SetIpAllowlistIntent, v1RemoveIpAllowlistIntent, v1GetIpAllowlistRequest/Response).
 // Enforcement on every request is in the pipeline (src/domain/governance/ip-allowlists.ts enforceIpAllowlist).
 import { getIpAllowlist, removeIpAllowlist, setIpAllowlist, type SetIpAllowlistParams } from '../domain/governance/ip-allowlists.js';

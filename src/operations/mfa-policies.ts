@@ -1,9 +1,9 @@
-// MFA policy operations (issue 19; swagger "MFA Policies": create_mfa_policy, update_mfa_policy,
+// MFA policy operations (swagger "MFA Policies": create_mfa_policy, update_mfa_policy,
 // delete_mfa_policy, get_mfa_policy, get_mfa_policies, get_mfa_status; v1MfaPolicy, v1MfaStatus).
 // The enforcement is the pipeline's (src/activity/lifecycle.ts and src/activity/votes.ts, ACTIVITY_STATUS_AUTHENTICATORS_NEEDED);
 // these declare the records and what the policy engine sees.
 //
-// Policy resource and action: MFA_POLICY / CREATE, UPDATE, DELETE (turnkey-semantics.md §1.3 lists
+// Policy resource and action: MFA_POLICY / CREATE, UPDATE, DELETE (docs/reference/policies.md "Keywords" lists
 // the MFA_POLICY resource; the reference's MFA examples use MFA_POLICY CREATE/DELETE), with
 // `activity.params.user_id` naming whose policy it is. A user manages their own MFA policies unless a
 // policy says otherwise (selfService, as for their own API keys and passkeys); another user's need a

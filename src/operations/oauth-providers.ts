@@ -1,4 +1,4 @@
-// OAuth provider operations (turnkey-semantics.md §6 "OAuth / OIDC"; interface-spec.md §4.3
+// OAuth provider operations (docs/reference/sessions.md "Login activities"; docs/reference/organizations.md
 // delete_oauth_providers; swagger v1CreateOauthProvidersIntentV2, v1DeleteOauthProvidersIntent,
 // v1GetOauthProvidersRequest/Response). CREDENTIAL/CREATE and DELETE for policies; users manage
 // their own providers unless a policy says otherwise. A parent organization may add providers to a

@@ -1,12 +1,12 @@
-// OAuth login operations (turnkey-semantics.md §6 "OAuth / OIDC"; swagger v1OauthLoginIntent →
+// OAuth login operations (docs/reference/sessions.md "Login activities"; swagger v1OauthLoginIntent →
 // oauthLoginResult, v1OauthIntent → oauthResult): oauth_login and the legacy oauth.
 //
 // Who may run them: the organization's root quorum, or users a policy allows (AUTH/CREATE, as
 // otp_login). A parent organization serves its sub-organizations' end users by submitting to
 // itself (the user with the token's identity is then found in its sub-organizations and the key is
 // created there) or, as @turnkey/sdk-server's oauthLogin server action does, by submitting to the
-// sub-organization with its own credential (semantics §2 "parent-org users run auth activities that
-// target sub-org users"): decided by the parent's policies, recorded in the sub-organization.
+// sub-organization with its own credential (docs/reference/organizations.md "Sub-organizations": parent-org users run auth activities
+// that target sub-org users): decided by the parent's policies, recorded in the sub-organization.
 //
 // Both run as 'pure' activities: checking the token may fetch the issuer's signing keys over the
 // network, and no database lock may be held meanwhile. Their writes (the new key, and the keys

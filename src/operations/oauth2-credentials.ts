@@ -1,8 +1,8 @@
-// OAuth 2.0 credential operations and oauth2_authenticate (turnkey-semantics.md §6 "OAuth2-only
-// providers", §7 "OAuth 2.0 credentials"; swagger v1CreateOauth2CredentialIntent,
+// OAuth 2.0 credential operations and oauth2_authenticate (docs/reference/sessions.md,
+// docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"; swagger v1CreateOauth2CredentialIntent,
 // v1UpdateOauth2CredentialIntent, v1DeleteOauth2CredentialIntent, v1GetOauth2CredentialRequest,
 // v1ListOauth2CredentialsRequest, v1Oauth2AuthenticateIntent). Policies see resource AUTH with
-// CREATE / UPDATE / DELETE, and oauth2_authenticate as AUTH/CREATE (semantics §1.3 resource table).
+// CREATE / UPDATE / DELETE, and oauth2_authenticate as AUTH/CREATE (docs/reference/policies.md "Keywords" resource table).
 import {
   createOauth2Credential,
   deleteOauth2Credential,

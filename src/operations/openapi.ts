@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document of the public API Sigil serves, generated from the registry's declarations
-// and the Turnkey schemas they name (DESIGN.md "The registry ... The OpenAPI document served by Sigil is
-// generated from it"; docs/reference/api.md describes the envelope, stamps and errors it states).
+// and the Turnkey schemas they name (docs/design.md "An operation is data": the OpenAPI document served by Sigil is
+// generated from the registry; docs/reference/api.md describes the envelope, stamps and errors it states).
 // Only what the registry serves is listed, under the request shape the pipeline accepts: every type
 // value of a path (current and older versions), each version's parameters, the activity or query
 // result, and Sigil's error body. Swagger 2 definitions are JSON Schema already, so they move to

@@ -1,5 +1,5 @@
 // Organization and identity operations: update_organization_name (root quorum only,
-// interface-spec.md §4.3), get_organization, whoami (turnkey-semantics.md §2).
+// docs/reference/organizations.md), get_organization, whoami (docs/reference/organizations.md).
 import { organizationData, renameOrganization, rootQuorum } from '../domain/governance/organizations.js';
 import { defineActivity, defineQuery, type TypeAlias } from './define.js';
 import { invalid } from '../errors/errors.js';
@@ -20,7 +20,7 @@ export const updateOrganizationNameOp = defineActivity<
   execute: (ctx, p) => renameOrganization(ctx, p.organizationName),
 });
 
-// get_organization is only in @turnkey/http's larger swagger copy (turnkey-contract.md A.2).
+// get_organization is only in @turnkey/http's larger swagger copy (docs/reference/api.md).
 export const getOrganizationOp = defineQuery<{ organizationId: string }, unknown>({
   path: 'get_organization',
   request: { type: 'object', properties: { organizationId: { type: 'string' } }, required: ['organizationId'] },
@@ -48,7 +48,7 @@ export const whoamiOp = defineQuery<{ organizationId: string }, unknown>({
 // The older name of whoami's path, answering the same.
 export const getWhoamiOp = defineQuery({ ...whoamiOp, path: 'get_whoami', response: 'v1GetWhoamiResponse' });
 
-// The root quorum and organization features (turnkey-semantics.md §2).
+// The root quorum and organization features (docs/reference/organizations.md).
 export const getOrganizationConfigsOp = defineQuery<{ organizationId: string }, unknown>({
   path: 'get_organization_configs',
   request: 'v1GetOrganizationConfigsRequest',
@@ -121,7 +121,7 @@ export const deleteSubOrganizationOp = defineActivity<{ deleteWithoutExport?: bo
   execute: (ctx, p) => deleteSubOrganization(ctx, p.deleteWithoutExport),
 });
 
-// Sub-organizations of the caller's organization, optionally filtered (turnkey-semantics.md §2).
+// Sub-organizations of the caller's organization, optionally filtered (docs/reference/organizations.md).
 export const listSubOrgsOp = defineQuery<
   { organizationId: string; filterType?: string; filterValue?: string; paginationOptions?: { limit?: string; before?: string; after?: string } },
   unknown
@@ -142,7 +142,7 @@ export const listSubOrgsOp = defineQuery<
 });
 
 // Sub-organizations whose user holds the email or phone number as a verified contact
-// (turnkey-contract.md §5 sdk-server getVerifiedSubOrgIds; src/domain/identity/verified-contacts.ts).
+// (docs/reference/auth-proxy.md sdk-server getVerifiedSubOrgIds; src/domain/identity/verified-contacts.ts).
 export const listVerifiedSubOrgsOp = defineQuery<
   { organizationId: string; filterType?: string; filterValue?: string; paginationOptions?: { limit?: string; before?: string; after?: string } },
   unknown
@@ -164,7 +164,7 @@ export const listVerifiedSubOrgsOp = defineQuery<
   },
 });
 
-// Organization features (turnkey-semantics.md §2): root quorum only; setting overrides an existing value.
+// Organization features (docs/reference/organizations.md): root quorum only; setting overrides an existing value.
 export const setOrganizationFeatureOp = defineActivity<{ name: string; value: string }, { features: { name: string; value: string }[] }>({
   path: 'set_organization_feature',
   type: 'ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE',

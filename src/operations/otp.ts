@@ -1,5 +1,5 @@
-// OTP operations (turnkey-semantics.md §6 "OTP (current)"; turnkey-contract.md Appendix A.1 and
-// Traps 11; swagger v1InitOtpIntentV3 → initOtpResultV2, v1VerifyOtpIntentV2 → verifyOtpResult,
+// OTP operations (docs/reference/sessions.md "OTP"; docs/reference/api.md Appendix A.1 and
+// docs/reference/policies.md; swagger v1InitOtpIntentV3 → initOtpResultV2, v1VerifyOtpIntentV2 → verifyOtpResult,
 // v1OtpLoginIntentV2 → otpLoginResult, v1InitOtpAuthIntentV3 → initOtpAuthResultV2,
 // v1OtpAuthIntent → otpAuthResult): init_otp, verify_otp, otp_login, and the legacy
 // init_otp_auth / otp_auth pair (a code of one flow is never accepted by the other).
@@ -10,7 +10,7 @@
 // finds the user with the verified contact in its sub-organizations and creates the session key
 // there) or, as @turnkey/sdk-server's otpLogin server action does, by submitting to the
 // sub-organization with its own credential: every activity here is one a parent may run for its
-// sub-organizations' users (semantics §2), decided by the parent's policies and recorded in the
+// sub-organizations' users (docs/reference/organizations.md), decided by the parent's policies and recorded in the
 // sub-organization.
 //
 // Type values: init_otp takes V3 and, as aliases, V1 and V2 (answering under initOtpResult, the
@@ -74,7 +74,7 @@ export const initOtpAuthOp = defineActivity<InitOtpParams, unknown>({
     { type: 'ACTIVITY_TYPE_INIT_OTP_AUTH', result: 'initOtpAuthResult' },
   ],
   result: 'initOtpAuthResultV2',
-  // AUTH/CREATE, as semantics §1.3 lists INIT_OTP_AUTH_V3 (init_otp is OTP/CREATE).
+  // AUTH/CREATE, as docs/reference/policies.md "Keywords" lists INIT_OTP_AUTH_V3 (init_otp is OTP/CREATE).
   policy: { resource: 'AUTH', action: 'CREATE' },
   policyParams: (p) => ({ otp_type: p.otpType, contact: p.contact }),
   parentOrganizationMaySubmit: true,

@@ -1,5 +1,5 @@
-// Policy and smart contract interface operations (interface-spec.md §4.4; turnkey-semantics.md §1.1,
-// §7): create_policy, create_policies, update_policy, delete_policy, delete_policies, get_policy,
+// Policy and smart contract interface operations (docs/reference/policies.md,
+// docs/reference/organizations.md): create_policy, create_policies, update_policy, delete_policy, delete_policies, get_policy,
 // list_policies, get_active_policies (@turnkey/http 6.6.0; schema in scripts/swagger-supplement.json),
 // create_smart_contract_interface, delete_smart_contract_interface,
 // get_smart_contract_interface, list_smart_contract_interfaces.

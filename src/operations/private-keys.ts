@@ -1,4 +1,4 @@
-// Private key operations (turnkey-semantics.md §4; interface-spec.md §4.4): create_private_keys (V2),
+// Private key operations (docs/reference/keys.md; docs/reference/policies.md): create_private_keys (V2),
 // get_private_key, list_private_keys, delete_private_keys, and private key tags.
 import {
   createPrivateKeyTag,

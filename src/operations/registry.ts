@@ -141,7 +141,7 @@ export class Registry {
 
   /**
    * Readies every request schema's validator now, at start-up: compiling one on its first request
-   * costs up to ~60 ms of event loop (create_sub_organization), which no request should pay (issue 15).
+   * costs up to ~60 ms of event loop (create_sub_organization), which no request should pay.
    * From dist/ they were compiled by the build, and this only looks them up.
    */
   compileSchemas(): void {

@@ -1,4 +1,4 @@
-// Bearer secrets in activity parameters and results (issue 21; DESIGN.md "Security model": never log
+// Bearer secrets in activity parameters and results (docs/design.md "Security model": never log
 // a secret, an OTP code or a bundle). A bearer secret is anything whose mere possession lets its
 // holder act: verification tokens, OIDC tokens, OTP codes, encrypted bundles sealed to the
 // deployment, client signatures over token usages, OAuth 2.0 codes and verifiers, client secrets and
@@ -10,7 +10,7 @@
 // result definition an operation accepts and refuses to start when a field of a secret kind is not in
 // the operation's declared `secretFields` / `resultSecretFields`. Declarations name fields by path:
 // `verificationToken`, `clientSignature.signature`, `rootUsers[].oauthProviders[].oidcToken`. A client
-// signature keeps its object shape (issue 32): only its `signature` is redacted.
+// signature keeps its object shape: only its `signature` is redacted.
 import { definitions } from '../schemas/index.js';
 
 /** A kind of bearer secret, recognised by a field's name and the JSON type its schema gives it. */

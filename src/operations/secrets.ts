@@ -1,11 +1,11 @@
-// Secret operations (issue 19 "Secrets"; swagger v1InitImportSecretsIntent, v1ImportSecretsIntent,
+// Secret operations (swagger v1InitImportSecretsIntent, v1ImportSecretsIntent,
 // v1ExportSecretsIntent, v1ListSecretsRequest; @turnkey/http 6.6.0 v1DeleteSecretsIntent, which the
 // bundled swagger lacks, scripts/swagger-supplement.json): init_import_secrets, import_secrets,
 // export_secrets, delete_secrets, list_secrets.
 //
 // Policy resource SECRET with actions IMPORT (init_import_secrets, import_secrets, as wallets and
-// private keys pair them), EXPORT and DELETE. The reference's resource list (turnkey-semantics.md
-// §1.3) predates secrets and its examples match them by `activity.type`; a resource of their own lets
+// private keys pair them), EXPORT and DELETE. The reference's resource list (docs/reference/policies.md
+// docs/reference/policies.md "Keywords") predates secrets and its examples match them by `activity.type`; a resource of their own lets
 // a policy grant "everything about secrets" without granting keys. Recorded as deliberate in
 // test/vectors/activity-resources.json. Export and delete are judged once per secret (`secret.id`,
 // `secret.name`, `secret.static_properties`), the batch allowed only when every secret is.

@@ -1,10 +1,10 @@
-// Session profile operations (issue 19; swagger v1CreateSessionProfileIntent → v1CreateSessionProfileResult,
+// Session profile operations (swagger v1CreateSessionProfileIntent → v1CreateSessionProfileResult,
 // v1GetSessionProfileRequest/Response, v1GetSessionProfilesRequest/Response): create_session_profile,
 // get_session_profile, get_session_profiles. The login activities that name a profile
 // (stamp_login, otp_login, oauth_login) and the scope check are in src/domain/identity/sessions.ts and
 // src/activity/authorize.ts.
 //
-// Policy resource and action: SESSION_PROFILE / CREATE, the resource turnkey-semantics.md §1.3
+// Policy resource and action: SESSION_PROFILE / CREATE, the resource docs/reference/policies.md "Keywords"
 // lists (its table has no row for the kind; recorded as deliberate in test/vectors/activity-resources.json).
 import { createSessionProfile, listSessionProfiles, requireSessionProfile, sessionProfileRecord, type CreateSessionProfileParams } from '../domain/identity/session-profiles.js';
 import { defineActivity, defineQuery } from './define.js';

@@ -1,4 +1,4 @@
-// Session operations (turnkey-semantics.md §6 "Sessions"; swagger v1CreateReadWriteSessionIntentV2 →
+// Session operations (docs/reference/sessions.md "Sessions"; swagger v1CreateReadWriteSessionIntentV2 →
 // v1CreateReadWriteSessionResultV2, v1CreateReadOnlySessionIntent → v1CreateReadOnlySessionResult,
 // v1StampLoginIntent → v1StampLoginResult): create_read_write_session, create_read_only_session,
 // stamp_login. All are AUTH/CREATE for policies, and a user may always open sessions for itself.
@@ -46,7 +46,7 @@ export const stampLoginOp = defineActivity<
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? '' }),
   selfService: () => true,
   // Login clients send the parent's organizationId while the credential lives in a sub-organization
-  // (turnkey-contract.md Traps 12): the pipeline finds that sub-organization.
+  // (docs/reference/sessions.md "Login activities"): the pipeline finds that sub-organization.
   credentialMayBeInSubOrganization: true,
   // @turnkey/core's loginWithOtp / loginWithOauth stamp it with X-Stamp-Attested only.
   acceptsAttestedStamp: true,

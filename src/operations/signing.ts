@@ -1,6 +1,6 @@
-// Signing operations (interface-spec.md §4.5; turnkey-contract.md §6): sign_raw_payload (V2),
+// Signing operations (docs/reference/keys.md "Signing"): sign_raw_payload (V2),
 // sign_raw_payloads, sign_transaction (V2). They complete in the submit response itself, because
-// @turnkey/viem, ethers and solana with a TurnkeyClient never poll (contract Traps 9). With
+// @turnkey/viem, ethers and solana with a TurnkeyClient never poll (docs/reference/activities.md "Status"). With
 // generateAppProofs they carry the policy-outcome proof every activity gets (Turnkey documents no
 // proof type of signatures; the signature itself is in the result).
 import { signingTargetKeywords, transactionPolicyContext } from '../domain/governance/policy-context.js';

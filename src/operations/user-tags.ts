@@ -1,5 +1,5 @@
 // User tag operations (swagger v1CreateUserTagIntent, v1UpdateUserTagIntent, v1DeleteUserTagsIntent,
-// v1ListUserTagsRequest). Policies see them as resource USER (turnkey-semantics.md §1.3): tags decide
+// v1ListUserTagsRequest). Policies see them as resource USER (docs/reference/policies.md "Keywords"): tags decide
 // consensus (`approvers.filter(user, user.tags.contains(...))`), so a rule over USER must govern them.
 import { createUserTag, deleteUserTags, tagRecord, updateUserTag } from '../domain/governance/user-tags.js';
 import { defineActivity, defineQuery } from './define.js';

@@ -1,5 +1,5 @@
-// User operations (interface-spec.md §4.3, §4.6): create_users, create_api_only_users (swagger
-// v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; USER/CREATE as semantics §1.3 lists it),
+// User operations (docs/reference/organizations.md): create_users, create_api_only_users (swagger
+// v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; USER/CREATE as docs/reference/policies.md "Keywords" lists it),
 // update_user and its single-field variants, delete_users, get_user, list_users.
 import { verifyContactUpdate } from '../domain/identity/verified-contacts.js';
 import { createApiOnlyUsers, createUsers, deleteUsers, updateUser, userRecords, type ApiOnlyUserParams, type UserParams } from '../domain/identity/users.js';

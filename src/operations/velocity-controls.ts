@@ -1,15 +1,15 @@
-// Velocity control operations (issue 17; @turnkey/http 6.6.0: createVelocityControl,
+// Velocity control operations (docs/velocity-controls.md; @turnkey/http 6.6.0: createVelocityControl,
 // deleteVelocityControl, getVelocityControl, listVelocityControls): create_velocity_control,
 // delete_velocity_control, get_velocity_control, list_velocity_controls. Their schemas are the
 // client's types, which the bundled swagger lacks (scripts/swagger-supplement.json).
 //
 // Policy resource and action: POLICY / CREATE and POLICY / DELETE. The reference's resource list
-// (turnkey-semantics.md §1.3) has no velocity control resource; a control changes what policies
+// (docs/reference/policies.md "Keywords") has no velocity control resource; a control changes what policies
 // decide, so whoever may change policies may change controls, and a policy guarding policy changes
 // (say, two approvers for POLICY) guards the limits too. Recorded as deliberate in
 // test/vectors/activity-resources.json.
 //
-// `usage` (a Sigil addition to v1VelocityControl, README "Velocity controls"; clients that do not
+// `usage` (a Sigil addition to v1VelocityControl, docs/velocity-controls.md "Velocity controls"; clients that do not
 // know it ignore it): each group of the control with an aggregate above zero in its window now,
 // beside the threshold, so an operator (the dashboard's Velocity controls page) sees how close each
 // group is to its limit. The aggregate is read as a policy check reads it (velocity-limits.ts).

@@ -1,4 +1,4 @@
-// Wallet operations (interface-spec.md §2, §4.6; turnkey-semantics.md §4): create_wallet,
+// Wallet operations (docs/reference/activities.md "The record"; docs/reference/keys.md): create_wallet,
 // create_wallet_accounts, update_wallet, delete_wallets, delete_wallet_accounts, get_wallet,
 // list_wallets, get_wallet_account, list_wallet_accounts.
 import { pageLimit, requireCursors } from '../domain/records.js';

@@ -1,9 +1,9 @@
-// Webhook endpoint operations (issue 18; newest swagger: create_webhook_endpoint,
+// Webhook endpoint operations (newest swagger: create_webhook_endpoint,
 // update_webhook_endpoint, delete_webhook_endpoint, list_webhook_endpoints). Policy resource
-// WEBHOOK_ENDPOINT with CREATE / UPDATE / DELETE (turnkey-semantics.md §1.3). Create and update check
+// WEBHOOK_ENDPOINT with CREATE / UPDATE / DELETE (docs/reference/policies.md "Keywords"). Create and update check
 // the URL's destination (its host's resolution included) in `prepare`, outside the write transaction.
 //
-// `deliveryStatus` (a Sigil addition to v1WebhookEndpointData in list_webhook_endpoints, README
+// `deliveryStatus` (a Sigil addition to v1WebhookEndpointData in list_webhook_endpoints, docs/webhooks.md
 // "Webhooks"; clients that do not know it ignore it): whether deliveries to the endpoint succeed,
 // FAILING after several failed attempts in a row, with the last error and the outbox counts.
 import {

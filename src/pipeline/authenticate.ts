@@ -1,5 +1,5 @@
 // The credentials a request carries, read from its headers before anything is looked up
-// (turnkey-contract.md §1 stamps, §2.1 X-Session; turnkey-semantics.md §6 "Sessions"): a stamp, whose
+// (docs/reference/api.md "Stamps (who is asking)"; docs/reference/sessions.md "Read-only sessions"): a stamp, whose
 // signature over the raw body is checked here so forged requests cost no database work, or, without
 // one, a read-only session, which authenticates queries and never submissions. Who the credential
 // belongs to is the domain's answer (src/domain/identity/authentication.ts), asked once by the pipeline.

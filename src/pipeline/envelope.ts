@@ -1,5 +1,5 @@
 // The request envelope: JSON body, organizationId, activity type and timestampMs liveness
-// (interface-spec.md §4.1; turnkey-contract.md §2.2). Checks here need no database.
+// (docs/reference/api.md "Activities"; docs/reference/api.md "Transport"). Checks here need no database.
 import { SigilError, badRequestDetail, invalid } from '../errors/errors.js';
 import { checkJsonInput, type JsonLimits } from './input-limits.js';
 

@@ -1,4 +1,4 @@
-// Bounded cost for every request body (issue 15): before a body is parsed, one linear pass over its
+// Bounded cost for every request body: before a body is parsed, one linear pass over its
 // raw bytes checks what would make parsing, validation or storage expensive or store-dependent:
 // nesting depth, members of one array or object, values in all, UTF-8 validity, and strings
 // (values and member names) holding U+0000 or an unpaired surrogate, which PostgreSQL's text cannot
@@ -18,7 +18,7 @@ export interface JsonLimits {
   maxValues: number;
 }
 
-/** The documented derivation of the total from the per-container limit (README "Limits"). */
+/** The documented derivation of the total from the per-container limit (docs/limits.md "Limits"). */
 export const VALUES_PER_ITEM_LIMIT = 20;
 
 export function jsonLimits(config: { maxJsonDepth: number; maxJsonItems: number }): JsonLimits {

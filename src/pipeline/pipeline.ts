@@ -1,4 +1,4 @@
-// THE request path, once for every operation (DESIGN.md "One pipeline for every request"):
+// THE request path, once for every operation (docs/design.md "One pipeline for every request"):
 // find the operation → verify the stamp over the raw body → resolve the organization and the caller
 // → (activities) check type and timestampMs liveness → validate against the operation's schema →
 // idempotency by fingerprint → authorize → record the activity → execute → record the result →
@@ -29,7 +29,7 @@ export interface PipelineRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The client's IP address as the HTTP layer determined it (trusted proxies applied). */
   clientAddress?: string;
-  /** Sent by the auth proxy on its configuration's behalf: exempt from IP allowlists (semantics §7). */
+  /** Sent by the auth proxy on its configuration's behalf: exempt from IP allowlists (docs/reference/organizations.md). */
   viaAuthProxy?: boolean;
   /** Filled in as the pipeline learns who is asking, so a refusal can be audited with it. */
   identity?: RequestIdentity;
@@ -99,7 +99,7 @@ export class Pipeline {
     const body = parseBody(req.rawBody, this.limits);
     const organizationId = organizationIdOf(body);
     if (req.identity) req.identity.organizationId = organizationId;
-    // A submission's fingerprint is looked up with the request's first read (idempotency, §3), by the
+    // A submission's fingerprint is looked up with the request's first read (idempotency, docs/reference/activities.md), by the
     // timestampMs its body carries; a body without a valid one is refused before it could matter.
     const fingerprint = decl.kind === 'activity' ? fingerprintOf(req.rawBody) : undefined;
     const timestampMs = fingerprint ? timestampOf(body) : undefined;

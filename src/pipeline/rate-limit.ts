@@ -1,4 +1,4 @@
-// Request rate limits (turnkey-semantics.md §8 "Rate limits"; issue 8 part 3): a token bucket per
+// Request rate limits (docs/reference/api.md "Limits"; docs/operator-guide.md): a token bucket per
 // organization and one per credential, taken right after the caller is known, for submissions and
 // queries alike. The buckets live in the database (src/store/repositories/rate-limits.ts), so every
 // process on it shares them; taking a token is one statement per request, and none at all when no

@@ -1,4 +1,4 @@
-// The abstract syntax tree of the policy language (turnkey-semantics.md §1.2).
+// The abstract syntax tree of the policy language (docs/reference/policies.md "The language").
 //
 // Every node carries the half-open UTF-16 span [start, end) of the source text it came from, so
 // compile errors and evaluation errors can point at the exact clause. Two shapes differ from the
@@ -26,7 +26,7 @@ export interface BoolLiteral {
   readonly span: Span;
 }
 
-/** Integer literal. Policy integers are i128/u256 (§1.2), so they are bigints from the start. */
+/** Integer literal. Policy integers are i128/u256 (docs/reference/policies.md "The language"), so they are bigints from the start. */
 export interface IntLiteral {
   readonly kind: 'int';
   readonly value: bigint;
@@ -113,7 +113,7 @@ export interface Call {
   readonly name: string;
   readonly nameSpan: Span;
   readonly args: readonly Expr[];
-  /** True for `.count` written without parentheses (accepted, §10 item 2). */
+  /** True for `.count` written without parentheses (accepted, docs/reference/policies.md). */
   readonly bare: boolean;
   readonly span: Span;
 }
@@ -186,7 +186,7 @@ export function depthOf(root: Expr): number {
 }
 
 function quote(value: string): string {
-  // Literals cannot contain their own quote character (there are no escapes, §1.2), so a string
+  // Literals cannot contain their own quote character (there are no escapes, docs/reference/policies.md "The language"), so a string
   // holding a single quote is printed with double quotes.
   return value.includes("'") ? `"${value}"` : `'${value}'`;
 }

@@ -1,10 +1,10 @@
-// Create-time checker of the policy language (turnkey-semantics.md §1.2 types, §1.3 keywords per
+// Create-time checker of the policy language (docs/reference/policies.md "The language" types, docs/reference/policies.md "Keywords" keywords per
 // field and struct fields). Run by `compilePolicyExpression` after parsing.
 //
 // It rejects, with a position, everything that would make the expression fail on *every* request:
 // an unknown identifier or a keyword of another field (`approvers` in a condition), an unknown field
 // (`eth.tx.too`), an unknown function or wrong arity, a comparison between types that can never be
-// equal (`eth.tx.chain_id == '1'`, §10 item 3: the language is strongly typed, so such a policy
+// equal (`eth.tx.chain_id == '1'`, docs/reference/policies.md: the language is strongly typed, so such a policy
 // could only ever produce `OUTCOME_ERROR`), an invalid literal argument (`Timestamp('yesterday')`),
 // a statically negative index, or a result that is not a bool ("Every expression field must
 // evaluate to bool").
@@ -87,7 +87,7 @@ export interface CheckResult {
 }
 
 /**
- * Velocity controls (issue 17) are read as `controls.<identifier>` (or `controls['identifier']`),
+ * Velocity controls (docs/velocity-controls.md) are read as `controls.<identifier>` (or `controls['identifier']`),
  * each a bool; the identifiers an expression reads are known when it is compiled, so the engine
  * computes only those. `known`, when given (a policy being created or updated), is the
  * organization's identifiers: naming another is refused, as a typo in a limit must not become a
@@ -333,7 +333,7 @@ class Checker {
   }
 }
 
-/** Points at §10 item 3's pitfall: a number written as a string literal (`chain_id == '1'`). */
+/** Points at docs/reference/policies.md pitfall: a number written as a string literal (`chain_id == '1'`). */
 function quotedNumberHint(leftNode: Expr, left: PolicyType, rightNode: Expr, right: PolicyType): string {
   for (const [node, other] of [
     [leftNode, right],

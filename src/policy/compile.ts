@@ -1,5 +1,5 @@
 // Compilation of one policy expression: parse (parser.ts) then check (checker.ts) for the policy
-// field it belongs to (turnkey-semantics.md §1.1 "Invalid expressions are rejected at create time").
+// field it belongs to (docs/reference/policies.md "The language": invalid expressions are rejected at create time).
 //
 // A compiled expression is immutable, holds no reference to any request, and can be cached and
 // shared across requests and threads of control: compile once when a policy is created or updated,
@@ -50,7 +50,7 @@ function failure(kind: ExpressionKind, diagnostics: readonly Diagnostic[]): Comp
  * Parses and checks a policy `condition`, `consensus` or `time` expression.
  *
  * An empty (or blank) expression is a syntax error, as the reference service answers for an empty
- * consensus (§1.1, §10 item 6); a policy field that is simply absent is the caller's "no
+ * consensus (docs/reference/policies.md); a policy field that is simply absent is the caller's "no
  * constraint" and never reaches this function.
  *
  * @example

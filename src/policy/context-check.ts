@@ -1,4 +1,4 @@
-// A shape check of an evaluation context against the schema (schema.ts, turnkey-semantics.md §1.3),
+// A shape check of an evaluation context against the schema (schema.ts, docs/reference/policies.md "Keywords"),
 // for the pipeline's tests and debug logging: "did I fill in the context the way the language reads
 // it?". Evaluation never depends on it: the evaluator checks every value it touches anyway, and a
 // malformed context only ever produces evaluation errors.

@@ -1,5 +1,5 @@
 // The evaluation context: what the activity pipeline fills in for the policy language to read
-// (turnkey-semantics.md §1.3, language.mdx §Keywords, §Struct, §Nested structs, §Activity parameters).
+// (docs/reference/policies.md "Keywords", docs/reference/policies.md).
 //
 // Field names are the policy language's names, verbatim (snake_case), so `eth.tx.chain_id` in a
 // policy is `context.eth.tx.chain_id` here. Plain data only: no classes besides `Date` (and
@@ -7,7 +7,7 @@
 // against these interfaces, so the two cannot drift apart.
 //
 // How to fill it in (the rules the evaluator relies on):
-// - Populate a keyword only when the activity carries that data (§1.4 "Keyword population"):
+// - Populate a keyword only when the activity carries that data (docs/reference/policies.md "Evaluation of one policy"):
 //   `wallet`/`wallet_account`/`private_key` only for sign and export requests targeting them,
 //   `eth.tx` only for Ethereum transaction signing, `eth.eip_712` only for EIP-712 payloads, and so
 //   on. Leave the rest `undefined`. Reading an absent keyword or field is an evaluation error of
@@ -23,7 +23,7 @@
 // - `DynamicValue` is untyped request data (ABI/IDL arguments, EIP-712 message values): strings,
 //   integers, booleans, arrays and plain objects of those. EIP-712 integers arrive as decimal
 //   strings from ethers/viem and compare as strings (`p['amount'] == '100000000'`).
-// - Address casing (§1.2 "Case sensitivity"): pass strings as they are. The fixed fields the
+// - Address casing (docs/reference/policies.md "The language"): pass strings as they are. The fixed fields the
 //   reference engine compares case-insensitively (`eth.tx.to`/`from`, EIP-712
 //   `verifying_contract`, Tempo `from`/`fee_token`/`calls[].to`/`calls[].input`, Bitcoin
 //   `address_type`) are known to the schema and compared ignoring case by the language itself.
@@ -70,7 +70,7 @@ export interface Credential {
 
 /**
  * `activity.params`: only the entries the reference service exposes for the activity's type
- * (language.mdx §Activity parameters); every other entry stays absent.
+ * (docs/reference/policies.md); every other entry stays absent.
  */
 export interface ActivityParams {
   /** SIGN_RAW_PAYLOAD(_V2), SIGN_RAW_PAYLOADS: `HASH_FUNCTION_*`. */
@@ -230,7 +230,7 @@ export interface PrivateKey {
 }
 
 /**
- * `secret` for ACTIVITY_TYPE_EXPORT_SECRETS (features/secrets.mdx) and ACTIVITY_TYPE_DELETE_SECRETS,
+ * `secret` for ACTIVITY_TYPE_EXPORT_SECRETS (docs/reference/bundles.md "Secrets") and ACTIVITY_TYPE_DELETE_SECRETS,
  * once per secret. `id` and `name` ('' when unnamed) are Sigil's, so a policy can name one secret.
  */
 export interface Secret {
@@ -510,7 +510,7 @@ export interface TempoKeywords {
 }
 
 export interface TimeKeywords {
-  /** Trusted server time, one value per request (time-based-policies.mdx). */
+  /** Trusted server time, one value per request (docs/reference/policies.md "The language"). */
   readonly now: Date;
 }
 
@@ -545,7 +545,7 @@ export interface PolicyContext {
   readonly time?: TimeKeywords;
 
   /**
-   * Velocity controls (issue 17), by identifier: `controls.<identifier>` is true when the control's
+   * Velocity controls (docs/velocity-controls.md), by identifier: `controls.<identifier>` is true when the control's
    * aggregate, counting the activity being judged, satisfies its `operator threshold`. The pipeline
    * fills in every control the organization's policies read; a control of a group the activity has
    * no member of (a wallet control, an activity without a wallet) is absent, and one that no longer

@@ -1,9 +1,9 @@
 // Diagnostics of the policy language: compile-time rejects and evaluation errors
-// (turnkey-semantics.md §1.1 for the service messages, §1.2 and §1.4 for what an error means).
+// (docs/reference/policies.md for the service messages, docs/reference/policies.md "The language" and docs/reference/policies.md "Evaluation of one policy" for what an error means).
 //
 // Compile errors are what `create_policy` turns into a 400: their message always starts with
 // `invalid policy condition` / `invalid policy consensus` / `invalid policy time`, the strings the
-// reference service returns (errors.mdx), followed by `line:column` and the reason.
+// reference service returns (docs/reference/api.md "Errors"), followed by `line:column` and the reason.
 //
 // Evaluation errors are values, never exceptions that escape: `evaluate()` returns them to the
 // engine, which records `OUTCOME_ERROR` and decides with `evaluationErrorApplies()` (outcome.ts).
@@ -13,7 +13,7 @@
 
 import type { Span } from './ast.js';
 
-/** Which policy field an expression is written for; decides the keywords it may use (§1.3). */
+/** Which policy field an expression is written for; decides the keywords it may use (docs/reference/policies.md "Keywords"). */
 export type ExpressionKind = 'condition' | 'consensus' | 'time';
 
 export interface SourcePosition {

@@ -1,7 +1,7 @@
-// Tree-walking evaluator of compiled policy expressions (turnkey-semantics.md §1.2, §1.4).
+// Tree-walking evaluator of compiled policy expressions (docs/reference/policies.md "The language").
 //
 // What always holds:
-// - No short-circuit (§1.2, language.mdx §Appendix "Policy evaluation"): every operand of `&&`/`||`,
+// - No short-circuit (docs/reference/policies.md "The language", docs/reference/policies.md"Policy evaluation"): every operand of `&&`/`||`,
 //   both sides of a comparison and every element of a comprehension are evaluated, and if any of
 //   them fails the whole expression fails. `wallet.id == 'w' || private_key.id == 'k'` therefore
 //   always fails, as the reference docs say. Failures are values inside the evaluator; when several

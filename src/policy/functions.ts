@@ -1,5 +1,5 @@
-// The function registry of the policy language (turnkey-semantics.md §1.2 "functions", "time fns",
-// "case fn"): methods `list.contains(v)`, `list.count()` and globals `Timestamp(s)`,
+// The function registry of the policy language (docs/reference/policies.md "The language": time and
+// case functions): methods `list.contains(v)`, `list.count()` and globals `Timestamp(s)`,
 // `CronSpan(cron, duration, tz)`, `CaseInsensitiveString(s)`. The macros `all`/`any`/`filter` are not
 // here: they bind a variable and are expanded by the parser (macros.ts).
 //

@@ -1,4 +1,4 @@
-// Public facade of the policy language (turnkey-semantics.md §1.2–§1.4). Pure: imports nothing
+// Public facade of the policy language (docs/reference/policies.md "The language"). Pure: imports nothing
 // from the rest of src/, does no I/O, never uses eval/new Function.
 //
 //   compilePolicyExpression(source, kind)  → parse + check, once per policy create/update

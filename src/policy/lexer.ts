@@ -1,4 +1,4 @@
-// Lexer of the policy language (turnkey-semantics.md §1.2).
+// Lexer of the policy language (docs/reference/policies.md "The language").
 //
 // Tokens: decimal integer literals; string literals in single quotes (the documented form) or double
 // quotes (what `JSON.stringify(allowlist)` produces in the docs' cookbooks, Appendix A P124);

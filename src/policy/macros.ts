@@ -1,11 +1,11 @@
 // Macros of the policy language: `x.all(item, pred)`, `x.any(item, pred)`, `x.filter(item, pred)`
-// (turnkey-semantics.md §1.2, "functions").
+// (docs/reference/policies.md "The language").
 //
 // They are not functions: their first argument is a variable name that the second argument binds,
 // so they cannot be evaluated like calls. As in cel-go (parser/macro.go), the parser expands them
 // into a single `comprehension` node, and the checker and evaluator handle one loop construct.
 // Their error semantics follow `&&` / `||` in this language: every element is evaluated and any
-// predicate error makes the whole comprehension an error (no short-circuit, §1.2).
+// predicate error makes the whole comprehension an error (no short-circuit, docs/reference/policies.md "The language").
 
 import type { ComprehensionMode, Comprehension, Expr, Span } from './ast.js';
 import { SyntaxFailure } from './lexer.js';

@@ -1,4 +1,4 @@
-// What an evaluation error means for the policy that produced it (turnkey-semantics.md §1.4
+// What an evaluation error means for the policy that produced it (docs/reference/policies.md "Evaluation of one policy"
 // "Errors"). The engine (src/pipeline) owns the decision; this is the rule Sigil recommends, kept
 // next to the language so the error kinds and the rule cannot drift apart.
 //
@@ -6,7 +6,7 @@
 // error counts as a match (below) is recorded by the engine as the deny it applies. Then:
 //
 // EFFECT_ALLOW + any error  → the field does not match, so the policy does not apply.
-//   An error never allows (§1.4: "An erroring EFFECT_ALLOW policy fails closed").
+//   An error never allows (docs/reference/policies.md "Evaluation of one policy": "An erroring EFFECT_ALLOW policy fails closed").
 //
 // EFFECT_DENY + `missing`   → the field does not match, so the policy does not apply.
 //   The reference service skips an erroring DENY policy. This is also the only workable reading

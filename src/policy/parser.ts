@@ -1,4 +1,4 @@
-// Recursive-descent parser of the policy language (turnkey-semantics.md §1.2).
+// Recursive-descent parser of the policy language (docs/reference/policies.md "The language").
 //
 // Grammar, lowest precedence first:
 //   expr     := and ( '||' and )*
@@ -16,7 +16,7 @@
 // - Unary minus exists only in front of an integer literal. The language has no arithmetic, but
 //   its `int` is signed (i128), so negative literals must be writable.
 // - `x.count` without parentheses parses as `x.count()`: the docs use both spellings
-//   (`solana.tx.transfers.count == 1`, §10 item 2) and no struct has a field named `count`.
+//   (`solana.tx.transfers.count == 1`, docs/reference/policies.md) and no struct has a field named `count`.
 // - `all`/`any`/`filter` are expanded here into comprehension nodes (macros.ts).
 // - `&&` / `||` chains become one n-ary node, so long allowlists do not nest.
 // Limits: source length, AST node count, nesting depth and list literal length (limits.ts). The
@@ -36,7 +36,7 @@ export type ParseResult = { readonly ok: true; readonly ast: Expr } | { readonly
 
 const RELATION_OPS: ReadonlySet<TokenKind> = new Set<TokenKind>(['==', '!=', '<', '<=', '>', '>=', 'in']);
 
-/** u256 maximum and i128 minimum: the range of integer literals (§1.2 "int = i128; uint = u256"). */
+/** u256 maximum and i128 minimum: the range of integer literals (docs/reference/policies.md "The language"). */
 export const MAX_INT_LITERAL = (1n << 256n) - 1n;
 export const MIN_INT_LITERAL = -(1n << 127n);
 

@@ -1,5 +1,5 @@
-// Type descriptors of every keyword and struct the policy language can read (turnkey-semantics.md
-// §1.3; language.mdx §Keywords, §Struct, §Nested structs, §Activity parameters, §Spark), and which
+// Type descriptors of every keyword and struct the policy language can read (docs/reference/policies.md
+// docs/reference/policies.md "Keywords"; docs/reference/policies.md), and which
 // keywords each policy field may use.
 //
 // Each descriptor is declared with `struct<Interface>(…)`, so the TypeScript compiler rejects a
@@ -8,7 +8,7 @@
 // type errors (`eth.tx.value == 'abc'`) when a policy is created, instead of letting them become an
 // `OUTCOME_ERROR` on every request.
 //
-// `CI_STRING` marks the fields §1.2 "Case sensitivity" lists as engine-normalized: `eth.tx.to`,
+// `CI_STRING` marks the fields docs/reference/policies.md "The language" lists as engine-normalized: `eth.tx.to`,
 // `eth.tx.from`, `eth.eip_712.domain.verifying_contract`, `tempo.tx.from`, `tempo.tx.fee_token`,
 // `tempo.tx.calls[].to`, `tempo.tx.calls[].input`, `bitcoin.tx.outputs[].address_type`. Values read
 // from them compare ignoring case, so the checksummed literals of the docs (P70, P75, P113) match
@@ -411,7 +411,7 @@ export const POLICY_CONTEXT = struct<C.PolicyContext>('PolicyContext', {
 type Keyword = keyof C.PolicyContext;
 
 /**
- * Keywords per policy field (§1.3). The `time` field and `CronSpan` are the Early Access
+ * Keywords per policy field (docs/reference/policies.md "Keywords"). The `time` field and `CronSpan` are the Early Access
  * time-based policies; session-profile scopes and MFA conditions are compiled as `condition`.
  */
 export const KEYWORDS_BY_KIND: Readonly<Record<ExpressionKind, readonly Keyword[]>> = Object.freeze({

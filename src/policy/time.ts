@@ -1,5 +1,5 @@
 // Time in the policy language: `Timestamp('<rfc3339>')` and `CronSpan('<cron>', '<duration>', '<tz>')`
-// (turnkey-semantics.md §1.2 "Time"; features/policies/time-based-policies.mdx).
+// (docs/reference/policies.md "The language"; docs/reference/policies.md "The language").
 //
 // Timestamp: RFC 3339 with a zero UTC offset only (`Z`, `z`, `+00:00`, `-00:00`); any other offset is
 // rejected so nobody has to reason about which zone a literal meant. Fractions up to nanoseconds.
@@ -27,7 +27,7 @@ export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok
 const MS_PER_MINUTE = 60_000;
 const MS_PER_HOUR = 3_600_000;
 const MS_PER_DAY = 86_400_000;
-/** Longest allowed CronSpan duration (time-based-policies.mdx: "at most 7 days"). */
+/** Longest allowed CronSpan duration (docs/reference/policies.md "The language": "at most 7 days"). */
 export const MAX_CRON_SPAN_MINUTES = 7 * 24 * 60;
 
 function floorDiv(a: number, b: number): number {

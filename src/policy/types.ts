@@ -1,4 +1,4 @@
-// Static types of the policy language (turnkey-semantics.md §1.2 "Types"; language.mdx §Types).
+// Static types of the policy language (docs/reference/policies.md "The language"; docs/reference/policies.md).
 //
 // The reference language has bool, int (i128), uint (u256), string, list<T>, struct and timestamp.
 // Sigil folds int and uint into one `int` type: values are bigints at run time, so comparing an
@@ -23,7 +23,7 @@ export interface IntType {
 export interface StringType {
   readonly kind: 'string';
   /**
-   * Set on the fields the reference engine compares case-insensitively (§1.2 "Case sensitivity":
+   * Set on the fields the reference engine compares case-insensitively (docs/reference/policies.md "The language":
    * `eth.tx.to`, `eth.tx.from`, …). Values read from such a field compare ignoring case.
    */
   readonly caseInsensitive?: boolean;

@@ -1,5 +1,5 @@
 // Run-time values of the policy language and how context data becomes one
-// (turnkey-semantics.md §1.2 "Types").
+// (docs/reference/policies.md "The language").
 //
 //   bool       → boolean
 //   int/uint   → bigint            (context may give a safe-integer `number`; converted on read)
@@ -30,7 +30,7 @@ export class TimestampValue {
 }
 
 /**
- * A string that compares ignoring case (§1.2 "Case sensitivity"). Produced by reading a field the
+ * A string that compares ignoring case (docs/reference/policies.md "The language"). Produced by reading a field the
  * schema marks `CI_STRING`, by `CaseInsensitiveString(x)`, or by the pipeline for dynamic data it
  * knows to be an address (`caseInsensitive()`). `==`, `!=`, `in` and `contains` fold case when
  * either side is one; slicing and indexing keep the flag (`tempo.tx.calls[0].input[34..74]`).

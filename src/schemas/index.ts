@@ -1,7 +1,7 @@
 // Request and result schemas of the Turnkey public API, taken verbatim from its OpenAPI document
 // (generated into turnkey-definitions.json by scripts/gen-schemas.mjs) and compiled by ajv, at build
 // time for the request schemas operations declare (scripts/precompile-schemas.mjs). Unknown
-// fields are accepted (turnkey-contract.md Traps 11); missing required fields, wrong types and values
+// fields are accepted (docs/reference/api.md "Activities"); missing required fields, wrong types and values
 // outside an enum are refused with a field-level description.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -18,7 +18,7 @@ export type RequestSchema = string | readonly string[] | Record<string, unknown>
  * The one Ajv configuration, for validators compiled at run time and for those compiled at build
  * time (scripts/precompile-schemas.mjs passes its code-generation options in `extra`).
  * allErrors is off: validation stops at the first violation, so its cost stays linear in the body
- * (with allErrors, ajv is quadratic in the failing items of one array: issue 15).
+ * (with allErrors, ajv is quadratic in the failing items of one array).
  */
 export function newAjv(extra: Options = {}): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: false, ...extra });

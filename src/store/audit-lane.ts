@@ -1,4 +1,4 @@
-// This process's audit stream (issue 14; the scheme is src/audit/chain.ts). Every transaction of the
+// This process's audit stream (docs/design.md "The hot path"; the scheme is src/audit/chain.ts). Every transaction of the
 // process that records audit entries seals them after the stream's head and commits under one
 // in-process lock, so the stream's entries are contiguous and chained in commit order, with the head
 // kept in memory: appending reads nothing, and no process ever waits for another's head.

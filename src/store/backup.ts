@@ -1,4 +1,4 @@
-// Backup and restore of the embedded SQLite store at the file level (issue 8 item 6, `sigil backup` /
+// Backup and restore of the embedded SQLite store at the file level (docs/operator-guide.md, `sigil backup` /
 // `sigil restore`). A backup is one SQLite file taken with SQLite's online backup API from a single
 // read snapshot, so it is consistent while a server keeps committing (WAL lets writers go on). A
 // restore only ever replaces a database nobody has open: whether a process has it open is asked of

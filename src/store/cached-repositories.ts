@@ -1,4 +1,4 @@
-// The repositories a request reads through (issue 14): the same repositories, with the reads of the
+// The repositories a request reads through (docs/design.md "The hot path"): the same repositories, with the reads of the
 // hot path — the organization, the stamp's API key and owner, IP allowlists, the root quorum,
 // policies, signing keys, users — answered from the in-process read cache (src/store/read-cache.ts)
 // for the organizations whose generations the request read. Every other method, and every write,

@@ -1,6 +1,6 @@
 // The PostgreSQL DATABASE_URL as libpq spells it, including the multi-host form a failover set-up
-// uses: `postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write` (README.md, "PostgreSQL
-// with a standby"). node-postgres reads one host only and ignores target_session_attrs, so the URL is
+// uses: `postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write` (docs/operator-guide.md
+// "PostgreSQL with a standby (failover)"). node-postgres reads one host only and ignores target_session_attrs, so the URL is
 // taken apart here: the host list and the session attribute Sigil acts on itself, and for each host a
 // single-host URL node-postgres reads as it always has. `schema` is Sigil's own parameter (the
 // schema a deployment lives in) and is taken out too.

@@ -169,7 +169,7 @@ function openSqlite(dataDir: string): OpenedDatabase {
   database.pragma('journal_size_limit = 67108864');
   // Statement journals (a multi-row write's undo record) and temporary indexes stay in memory: on
   // disk each is a file created, written and deleted within one statement, ~30 µs of system time
-  // per signing request when grouped commits used multi-row INSERTs (issue 14).
+  // per signing request when grouped commits used multi-row INSERTs (docs/design.md "The hot path").
   database.pragma('temp_store = MEMORY');
   cacheStatements(database);
   // A second connection for the hot path's reads: in WAL it reads the last commit without waiting
@@ -199,7 +199,7 @@ const POOL_CONNECTIONS = 10 - HOT_CONNECTIONS;
  * administrator's pg_terminate_backend, an idle timeout): pg removes such a connection from the pool
  * and emits 'error' on the pool, and an 'error' event nobody listens to ends the Node.js process. It
  * is expected, so it is heard and dropped; the next checkout opens a new connection, and the requests
- * that were using the database get its error (issue 34: a PostgreSQL restart ended `sigil serve`).
+ * that were using the database get its error (a PostgreSQL restart ended `sigil serve`).
  */
 function droppingBrokenConnections(pool: pg.Pool): pg.Pool {
   pool.on('error', () => {});

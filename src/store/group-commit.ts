@@ -1,4 +1,4 @@
-// Grouped commits (DESIGN.md "The hot path": writes are grouped — one transaction, few round trips, no
+// Grouped commits (docs/design.md "The hot path": writes are grouped — one transaction, few round trips, no
 // per-request savepoints; stack: "commits of concurrent requests grouped so they share one fsync").
 // Units submitted while a commit is in progress are gathered into the next one. A unit is what a
 // finished request must record — activity rows, votes, policy evaluations, audit entries — and

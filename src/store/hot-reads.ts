@@ -1,4 +1,4 @@
-// The reads every request makes before anything is served from the read cache (issue 14): the cache
+// The reads every request makes before anything is served from the read cache (docs/design.md "The hot path"): the cache
 // generations of the organizations it touches and, for a submission, the activity its fingerprint
 // already names (found by the submission's own timestampMs: migration 025).
 //

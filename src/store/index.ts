@@ -195,7 +195,7 @@ export class Store {
    */
   attachAudit(sealer: AuditSealer): void {
     this.lane.attach(sealer);
-    // Attached again after an unseal (README "Custody"): a new stream, one timer.
+    // Attached again after an unseal (docs/operator-guide.md "Custody"): a new stream, one timer.
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.checkpointTimer = setInterval(() => void this.checkpoint().catch(() => undefined), CHECKPOINT_INTERVAL_MS);
     this.checkpointTimer.unref();

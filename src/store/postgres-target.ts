@@ -1,5 +1,5 @@
-// Which PostgreSQL host a new connection goes to when DATABASE_URL lists several (README.md,
-// "PostgreSQL with a standby"; the URL is read by database-url.ts). libpq tries the hosts and keeps
+// Which PostgreSQL host a new connection goes to when DATABASE_URL lists several (docs/operator-guide.md
+// "PostgreSQL with a standby (failover)"; the URL is read by database-url.ts). libpq tries the hosts and keeps
 // the first whose session fits target_session_attrs; node-postgres connects to one host only, so the
 // pools and the hot path's connections are given a Client that does it: it connects to the host last
 // found to fit, checks the session on that very connection (a primary may have been demoted since),

@@ -1,4 +1,4 @@
-// Statements prepared once (issue 14; DESIGN.md "The hot path": SQL is prepared once, never rebuilt
+// Statements prepared once (docs/design.md "The hot path": SQL is prepared once, never rebuilt
 // per call). The hot path's few statements are written out here as text with `$1` placeholders and
 // run without the query builder: on PostgreSQL as named prepared statements (parsed and planned once
 // per connection), on SQLite as cached better-sqlite3 statements on a connection of their own that

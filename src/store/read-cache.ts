@@ -1,4 +1,4 @@
-// The in-process read cache of the hot path (issue 14; DESIGN.md "The hot path": what rarely changes
+// The in-process read cache of the hot path (docs/design.md "The hot path": what rarely changes
 // — credentials, users, the organization, allowlists, quorum, policies, account keys — is served
 // from memory, with an invalidation that is correct across processes on one database).
 //
@@ -56,7 +56,7 @@ export class ReadCache {
       if (entry && entry.generation === generation) {
         // Most recently used last; only once the map is half full: below that nothing is evicted
         // before an organization in use is seen again, and re-inserting on every request rebuilt
-        // the map's table, garbage that outlived the young generation (issue 14).
+        // the map's table, garbage that outlived the young generation (docs/design.md "The hot path").
         if (this.organizations.size > MAX_ORGANIZATIONS / 2) {
           this.organizations.delete(id);
           this.organizations.set(id, entry);

@@ -376,7 +376,7 @@ export interface OtpTable {
   created_at: number;
 }
 
-/** An auth proxy configuration (migration 014; turnkey-contract.md §5). */
+/** An auth proxy configuration (migration 014; docs/reference/auth-proxy.md). */
 export interface AuthProxyConfigTable {
   id: string;
   /** The organization the proxy acts for (a parent organization). */

@@ -1,4 +1,4 @@
-// The better-sqlite3 build this Node.js can load (issue 19, "Node.js"). better-sqlite3 13 is built on
+// The better-sqlite3 build this Node.js can load. better-sqlite3 13 is built on
 // Node-API and ships prebuilt binaries; it is the driver on Node 22 and newer, where 12 aborts the
 // process whenever a statement is garbage-collected (Node 24's ObjectWrap cleanup hooks:
 // `RemoveEnvironmentCleanupHook` asserts, better-sqlite3 #1515). 13 crashes on load on Node 20, which

@@ -1,5 +1,5 @@
-// Durable commits on SQLite without blocking the event loop (issue 14: "better-sqlite3 commits block
-// the event loop"; DESIGN.md: "no synchronous crypto or I/O longer than a few milliseconds runs on
+// Durable commits on SQLite without blocking the event loop ("better-sqlite3 commits block
+// the event loop"; docs/design.md: "no synchronous crypto or I/O longer than a few milliseconds runs on
 // the event loop").
 //
 // With `synchronous = FULL` every COMMIT waits for an fsync of the write-ahead log on the JavaScript

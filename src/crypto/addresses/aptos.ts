@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_APTOS: 0x + hex(sha3-256(public key || 0x00)), always 64 hex digits.
-// Spec: address-rules.md encodings table (APTOS row); 0x00 is Aptos' single-Ed25519 scheme byte.
+// Spec: docs/reference/addresses.md encodings table (APTOS row); 0x00 is Aptos' single-Ed25519 scheme byte.
 
 import { CryptoInputError } from '../errors.js';
 import { concatBytes, toHex } from '../bytes.js';

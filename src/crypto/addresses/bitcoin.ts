@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_BITCOIN_<NETWORK>_<KIND>: 4 networks x 5 script kinds, secp256k1 compressed keys.
-// Spec: address-rules.md encodings table (BITCOIN rows), with its pinned rules:
+// Spec: docs/reference/addresses.md encodings table (BITCOIN rows), with its pinned rules:
 //  - P2PKH: base58check(0x00 main / 0x6f test,signet,regtest || hash160(pk)).
 //  - P2SH = P2SH-P2WPKH (BIP49 nested segwit): redeemScript OP_0 <hash160(pk)>, version 0x05 / 0xc4.
 //  - P2WPKH: segwit v0 bech32 of hash160(pk); HRP bc / tb (testnet and signet) / bcrt (BIP173).

@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_COSMOS and ADDRESS_FORMAT_SEI: bech32(HRP, ripemd160(sha256(compressed key))).
-// Spec: address-rules.md encodings table (COSMOS, SEI rows; both secp256k1, HRP "cosmos" / "sei").
+// Spec: docs/reference/addresses.md encodings table (COSMOS, SEI rows; both secp256k1, HRP "cosmos" / "sei").
 
 import { bech32 } from '@scure/base';
 import { CryptoInputError } from '../errors.js';

@@ -1,6 +1,6 @@
 // ADDRESS_FORMAT_DOGE_MAINNET / _TESTNET: P2PKH base58check(version || hash160(compressed key)),
 // version 0x1e ("D...") on mainnet and 0x71 ("n...") on testnet.
-// Spec: address-rules.md encodings table (DOGE rows).
+// Spec: docs/reference/addresses.md encodings table (DOGE rows).
 
 import { CryptoInputError } from '../errors.js';
 import { concatBytes } from '../bytes.js';

@@ -1,6 +1,6 @@
 // Encodings shared by several address families: Base58Check (Bitcoin and Ripple alphabets, checksum =
 // first 4 bytes of double SHA-256) and CRC-16/XMODEM (Stellar StrKey, TON user-friendly addresses).
-// Spec: address-rules.md encodings table (TRON, XRP, DOGE, Bitcoin P2PKH/P2SH, XLM, TON rows).
+// Spec: docs/reference/addresses.md encodings table (TRON, XRP, DOGE, Bitcoin P2PKH/P2SH, XLM, TON rows).
 
 import { base58, base58xrp } from '@scure/base';
 import { concatBytes } from '../bytes.js';

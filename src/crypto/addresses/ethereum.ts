@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_ETHEREUM: 0x + EIP-55 checksummed keccak256(uncompressed[1:])[12:].
-// Spec: address-rules.md encodings table (ETHEREUM row); EIP-55 mixed-case checksum.
+// Spec: docs/reference/addresses.md encodings table (ETHEREUM row); EIP-55 mixed-case checksum.
 
 import { CryptoInputError } from '../errors.js';
 import { toHex } from '../bytes.js';

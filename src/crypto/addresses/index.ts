@@ -1,5 +1,5 @@
 // The address-format table: every Turnkey `v1AddressFormat` value (verbatim) -> the curves it
-// accepts and its encoder. Spec: address-rules.md "Encodings" (18 named formats + 20 Bitcoin
+// accepts and its encoder. Spec: docs/reference/addresses.md "Formats" (18 named formats + 20 Bitcoin
 // formats = 38) and "The curve must fit the address format; a mismatch is a clear REQUEST_INVALID
 // error". Encoders receive both SEC1 forms of the key (see keys.ts normalizePublicKey) and pick the
 // one their chain hashes.

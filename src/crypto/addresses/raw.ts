@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_COMPRESSED / ADDRESS_FORMAT_UNCOMPRESSED: the public key itself as lowercase hex.
-// Spec: address-rules.md encodings table (COMPRESSED: 33-byte SEC1, or the 32-byte key on ed25519;
+// Spec: docs/reference/addresses.md encodings table (COMPRESSED: 33-byte SEC1, or the 32-byte key on ed25519;
 // UNCOMPRESSED: 65-byte SEC1, secp256k1 or P-256 only).
 
 import { CryptoInputError } from '../errors.js';

@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_SOLANA: base58 of the 32-byte ed25519 public key.
-// Spec: address-rules.md encodings table (SOLANA row).
+// Spec: docs/reference/addresses.md encodings table (SOLANA row).
 
 import { base58 } from '@scure/base';
 import { CryptoInputError } from '../errors.js';

@@ -1,6 +1,6 @@
 // ADDRESS_FORMAT_SPARK_MAINNET / _REGTEST: Spark identity address,
 // bech32m(HRP "spark" / "sparkrt", 0x0a 0x21 || 33-byte compressed identity public key).
-// Spec: address-rules.md encodings table (SPARK rows). The two prefix bytes are the protobuf header
+// Spec: docs/reference/addresses.md encodings table (SPARK rows). The two prefix bytes are the protobuf header
 // of the SparkAddress message (field 1 `identity_public_key`, wire type 2, length 33).
 
 import { bech32m } from '@scure/base';

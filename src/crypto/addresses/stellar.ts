@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_XLM: Stellar StrKey account id, base32(0x30 || public key || crc16-xmodem LE) -> "G...".
-// Spec: address-rules.md encodings table (XLM row); stellar-protocol SEP-0023 StrKey (version byte
+// Spec: docs/reference/addresses.md encodings table (XLM row); stellar-protocol SEP-0023 StrKey (version byte
 // 6 << 3 = 0x30 for ED25519 public keys, checksum little-endian, RFC 4648 base32 without padding).
 
 import { base32nopad } from '@scure/base';

@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_SUI: 0x + hex(blake2b-256(0x00 || ed25519 public key)).
-// Spec: address-rules.md encodings table (SUI row); 0x00 is Sui's signature-scheme flag for Ed25519.
+// Spec: docs/reference/addresses.md encodings table (SUI row); 0x00 is Sui's signature-scheme flag for Ed25519.
 
 import { CryptoInputError } from '../errors.js';
 import { concatBytes, toHex } from '../bytes.js';

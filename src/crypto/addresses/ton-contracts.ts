@@ -1,5 +1,5 @@
 // Code of the standard TON wallet contracts, as serialized bags of cells (public constants).
-// Spec: address-rules.md TON row ("StateInit hash of the standard wallet contract").
+// Spec: docs/reference/addresses.md TON row ("StateInit hash of the standard wallet contract").
 // Sources (copied verbatim; tests check each code hash against the published value and the derived
 // addresses against @ton/core and published vectors):
 //  - V3R2, V4R2: ton-core/ton (npm @ton/ton) src/wallets/WalletContractV3R2.ts and WalletContractV4.ts.

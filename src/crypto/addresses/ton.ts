@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_TON_V3R2 / _V4R2 / _V5R1: address of the standard wallet contract deployed with the
-// account's ed25519 key. Spec: address-rules.md TON row: StateInit hash of the standard wallet
+// account's ed25519 key. Spec: docs/reference/addresses.md TON row: StateInit hash of the standard wallet
 // contract, workchain 0, wallet_id 698983191 (V3R2/V4R2) or 2147483409 (V5R1: mainnet, workchain 0,
 // subwallet 0); user-friendly form non-bounceable, url-safe ("UQ...").
 //

@@ -1,5 +1,5 @@
 // ADDRESS_FORMAT_XRP: Ripple-alphabet base58check(0x00 || ripemd160(sha256(compressed key))) -> "r...".
-// Spec: address-rules.md encodings table (XRP row, secp256k1).
+// Spec: docs/reference/addresses.md encodings table (XRP row, secp256k1).
 
 import { CryptoInputError } from '../errors.js';
 import { concatBytes } from '../bytes.js';

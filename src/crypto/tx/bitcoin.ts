@@ -1,5 +1,5 @@
-// Bitcoin PSBT parsing and signing for TRANSACTION_TYPE_BITCOIN (turnkey-semantics.md §5, §1.3
-// `bitcoin.tx`; BIP174 PSBT, BIP143 segwit v0 sighash, BIP340/341 taproot; address-rules.md for the
+// Bitcoin PSBT parsing and signing for TRANSACTION_TYPE_BITCOIN (docs/reference/keys.md "Signing"
+// `bitcoin.tx`; BIP174 PSBT, BIP143 segwit v0 sighash, BIP340/341 taproot; docs/reference/addresses.md for the
 // script kinds Sigil derives).
 // Input: a PSBT as hex (what the reference service documents) or base64 (what most wallets exchange).
 // Signing: every input whose spending condition belongs to the offered key is signed and the signature
@@ -7,7 +7,7 @@
 //   P2PKH, P2WPKH, P2SH-P2WPKH, P2WSH / P2SH / P2SH-P2WSH whose script contains the key
 //     → ECDSA partial signature, SIGHASH_ALL
 //   P2TR key path with the BIP86 tweak (no script tree) → BIP340 `tap_key_sig`, SIGHASH_DEFAULT
-// The reference service rejects wrapped P2SH-P2WPKH; Sigil signs it because address-rules.md makes
+// The reference service rejects wrapped P2SH-P2WPKH; Sigil signs it because docs/reference/addresses.md makes
 // BITCOIN_*_P2SH addresses exactly that (BIP49), and an address one can receive on but never spend from
 // would strand funds. Taproot script trees (tap_merkle_root / tap_leaf_script on our input) are
 // refused, as by the reference service. Legacy (non-segwit) inputs need `non_witness_utxo` so the
@@ -25,7 +25,7 @@ import { callSchnorrSigner, callSecp256k1Signer, type SchnorrSigner, type Secp25
 
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
 
-/** `bitcoin.tx` as the policy engine sees it (turnkey-semantics.md §1.3, names verbatim). */
+/** `bitcoin.tx` as the policy engine sees it (docs/reference/policies.md "Keywords", names verbatim). */
 export interface BitcoinTxPolicy {
   version: string;
   inputs: Array<{ tx_id: string; vout: bigint; sequence: bigint }>;

@@ -1,6 +1,6 @@
 // Small byte helpers shared by the transaction codecs (hex in and out, concatenation, big-endian
 // integers). Hex output is always lowercase without 0x: the API returns `signedTransaction` without a
-// prefix (turnkey-contract.md §6 and Trap 8); input is accepted with or without 0x.
+// prefix (docs/reference/keys.md "Signing"); input is accepted with or without 0x.
 
 import { TransactionError, type TxChain } from './errors.js';
 

@@ -1,5 +1,5 @@
 // Ethereum transaction parsing and signing for ACTIVITY_TYPE_SIGN_TRANSACTION_V2 with
-// TRANSACTION_TYPE_ETHEREUM (turnkey-semantics.md §5, turnkey-contract.md §6).
+// TRANSACTION_TYPE_ETHEREUM (docs/reference/keys.md "Signing").
 // Input: the unsigned serialized transaction as viem's `serializeTransaction` / ethers'
 // `unsignedSerialized` produce it, hex with or without 0x. Envelopes (EIP-2718):
 //   legacy  rlp([nonce, gasPrice, gas, to, value, data])                      (pre-EIP-155)
@@ -12,7 +12,7 @@
 // Output: the signed transaction hex WITHOUT 0x (the SDK prepends it), byte-identical to what viem and
 // ethers serialize for the same transaction and signature. The signature fields are appended to the
 // fields exactly as received (strict RLP guarantees there is only one encoding of them).
-// `ethTxPolicyFields` exposes the `eth.tx` policy struct with the field names of semantics §1.3.
+// `ethTxPolicyFields` exposes the `eth.tx` policy struct with the field names of docs/reference/policies.md "Keywords"
 
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bigIntToMinimalBytes, bytesToBigInt, concat, hexToBytes, toHex } from './bytes.js';
@@ -67,7 +67,7 @@ export interface EthereumTransaction {
   readonly fields: readonly RlpItem[];
 }
 
-/** `eth.tx` as the policy engine sees it (turnkey-semantics.md §1.3, names verbatim). */
+/** `eth.tx` as the policy engine sees it (docs/reference/policies.md "Keywords", names verbatim). */
 export interface EthTxPolicy {
   /** The signing address (known to the caller, not in the unsigned bytes), lowercase 0x hex. */
   from: string;
@@ -77,7 +77,7 @@ export interface EthTxPolicy {
   data: string;
   value: bigint;
   gas: bigint;
-  /** Legacy/2930: gasPrice; 1559/4844/7702: maxFeePerGas (semantics §1.3). */
+  /** Legacy/2930: gasPrice; 1559/4844/7702: maxFeePerGas (docs/reference/policies.md "Keywords"). */
   gas_price: bigint;
   /** 0 for a pre-EIP-155 legacy transaction, which carries no chain id. */
   chain_id: bigint;

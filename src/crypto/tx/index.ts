@@ -1,6 +1,6 @@
 // Entry point of the transaction codecs: one call per `sign_transaction` request
-// (ACTIVITY_TYPE_SIGN_TRANSACTION_V2, turnkey-semantics.md §5). `parseTransaction` reads the unsigned
-// bytes once and returns both the policy keyword struct (§1.3) and a `sign` function bound to those
+// (ACTIVITY_TYPE_SIGN_TRANSACTION_V2, docs/reference/keys.md "Signing"). `parseTransaction` reads the unsigned
+// bytes once and returns both the policy keyword struct (docs/reference/policies.md "Keywords") and a `sign` function bound to those
 // same bytes, so what the policy engine judged is exactly what gets signed.
 // Pure: no I/O; keys arrive as signer callbacks (signer.ts).
 

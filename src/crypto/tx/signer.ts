@@ -1,6 +1,6 @@
 // Signer callbacks: how the transaction code asks for a signature without touching key storage.
 // The caller (src/domain) decrypts the key and hands in a closure; this folder never sees a private key.
-// Signing rules follow address-rules.md "Signing per curve": secp256k1 ECDSA with RFC 6979 nonces,
+// Signing rules follow docs/reference/addresses.md "Signatures": secp256k1 ECDSA with RFC 6979 nonces,
 // low-S and a recovery id; Ed25519 per RFC 8032; BIP340 Schnorr with the BIP341 tweak for taproot.
 // The callbacks are synchronous on purpose: native/WASM secp256k1 and node:crypto Ed25519 are
 // synchronous, and a synchronous API keeps parse → policy → sign one straight line.

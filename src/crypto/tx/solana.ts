@@ -1,4 +1,4 @@
-// Solana transaction parsing and signing for TRANSACTION_TYPE_SOLANA (turnkey-semantics.md §5 and §1.3
+// Solana transaction parsing and signing for TRANSACTION_TYPE_SOLANA (docs/reference/keys.md "Signing"
 // `solana.tx`; wire format of the Solana docs "Transactions" / solana-sdk `Message` and `v0::Message`).
 // Input: what @turnkey/solana sends — hex (0x optional) of `tx.serialize({requireAllSignatures: false,
 // verifySignatures: false})`, i.e. compact-u16 signature count, that many 64-byte slots (zeros where
@@ -6,7 +6,7 @@
 // message without the signature section is accepted as well; it is answered with a full transaction.
 // Signing: Ed25519 over the message bytes for every signer slot whose public key is one offered;
 // other slots are left as they are. Output: the full transaction, hex without 0x, same layout, which
-// `Transaction.from` / `VersionedTransaction.deserialize` read back (turnkey-contract.md §6).
+// `Transaction.from` / `VersionedTransaction.deserialize` read back (docs/reference/keys.md "Signing").
 // Program ids loaded through address lookup tables are rejected, as by the reference service.
 
 import { base58 } from '@scure/base';
@@ -52,7 +52,7 @@ export interface SolanaKey {
   sign: Ed25519Signer;
 }
 
-// ---- `solana.tx` policy struct (semantics §1.3; names verbatim; integers as bigint) ----
+// ---- `solana.tx` policy struct (docs/reference/policies.md "Keywords"; names verbatim; integers as bigint) ----
 export interface SolanaAccountPolicy {
   account_key: string;
   signer: boolean;
@@ -294,7 +294,7 @@ function readU32LE(b: Uint8Array, off: number): number {
   return (b[off] | (b[off + 1] << 8) | (b[off + 2] << 16)) + b[off + 3] * 0x1000000;
 }
 
-/** The `solana.tx` policy struct (semantics §1.3). */
+/** The `solana.tx` policy struct (docs/reference/policies.md "Keywords"). */
 export function solanaTxPolicyFields(tx: SolanaTransaction): SolanaTxPolicy {
   const accounts = resolveAccounts(tx);
   const staticKeys = tx.staticAccountKeys.map((k) => base58.encode(k));

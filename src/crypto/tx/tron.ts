@@ -1,4 +1,4 @@
-// Tron transaction parsing and signing for TRANSACTION_TYPE_TRON (turnkey-semantics.md §5 and §1.3
+// Tron transaction parsing and signing for TRANSACTION_TYPE_TRON (docs/reference/keys.md "Signing"
 // `tron.tx`; java-tron protocol/Tron.proto `Transaction`, `Transaction.raw`, `Transaction.Contract`, and
 // the contract messages of balance_contract.proto, smart_contract.proto, account_contract.proto).
 // Input: the unsigned `raw_data_hex` of a TronWeb transaction (protobuf `Transaction.raw`), hex with or
@@ -10,7 +10,7 @@
 // Output: the signed `Transaction` protobuf (field 1 raw_data, field 2 signature…) as hex without 0x,
 // which `tronWeb.trx.sendHexTransaction` / `wallet/broadcasthex` broadcast as is (the reference SDK's
 // Tron example and @turnkey/core broadcast `signedTransaction` that way).
-// Policy: `tron.tx` with the field names of semantics §1.3, for the seven contract types the reference
+// Policy: `tron.tx` with the field names of docs/reference/policies.md "Keywords", for the seven contract types the reference
 // service supports; other contract types are refused unless the caller opts in.
 
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -67,7 +67,7 @@ const CONTRACT_NAMES: Record<number, string> = {
   59: 'CancelAllUnfreezeV2Contract',
 };
 
-/** The contract types whose fields `tron.tx` exposes (semantics §1.3). */
+/** The contract types whose fields `tron.tx` exposes (docs/reference/policies.md "Keywords"). */
 export const SUPPORTED_TRON_CONTRACTS = [
   'TransferContract',
   'TriggerSmartContract',
@@ -123,7 +123,7 @@ export interface TronContractPolicy {
   actives?: TronPermissionPolicy[];
 }
 
-/** `tron.tx` as the policy engine sees it (semantics §1.3, names verbatim). */
+/** `tron.tx` as the policy engine sees it (docs/reference/policies.md "Keywords", names verbatim). */
 export interface TronTxPolicy {
   /** Lowercase hex. */
   ref_block_bytes: string;

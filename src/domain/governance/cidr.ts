@@ -1,4 +1,4 @@
-// IP addresses and CIDR blocks for IP allowlists (turnkey-semantics.md §7): parsing of IPv4 and IPv6
+// IP addresses and CIDR blocks for IP allowlists (docs/reference/organizations.md): parsing of IPv4 and IPv6
 // (with `::`, embedded dotted IPv4 and zone ids), normalization of a block to its network address
 // (`192.168.1.100/24` → `192.168.1.0/24`), RFC 5952 text for IPv6, and containment. Pure functions.
 

@@ -1,4 +1,4 @@
-// IP allowlists (turnkey-semantics.md §7; interface-spec.md §4.3 remove_ip_allowlist; swagger
+// IP allowlists (docs/reference/organizations.md remove_ip_allowlist; swagger
 // v1SetIpAllowlistIntent, v1RemoveIpAllowlistIntent, v1GetIpAllowlistRequest, v1IpAllowlist).
 //
 // Decisions, following the reference service where it is documented:

@@ -1,4 +1,4 @@
-// Master-key rotation (issue 8 item 6, `sigil rotate-master-key`; DESIGN.md security model: the
+// Master-key rotation (docs/operator-guide.md, `sigil rotate-master-key`; docs/design.md "Security model": the
 // master key only wraps the data key). Rotation re-wraps the one data key under a new master key in a
 // single compare-and-set of the stored wrapped key: secrets sealed with the data key stay as they are,
 // so running processes, which hold the unwrapped data key, serve on without a restart.

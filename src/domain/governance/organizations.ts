@@ -42,7 +42,7 @@ export async function organizationData(repos: Repositories, org: OrganizationRow
   };
 }
 
-/** update_root_quorum (interface-spec.md §4.3): threshold 1..number of members, all of them users here. */
+/** update_root_quorum (docs/reference/organizations.md): threshold 1..number of members, all of them users here. */
 export async function updateRootQuorum(ctx: ActivityContext, threshold: number, userIds: string[]) {
   const { ids } = await requireAll(userIds, (u) => ctx.repos.users.getMany(ctx.organization.id, u), 'quorum users missing: not users of this organization');
   if (!Number.isInteger(threshold) || threshold < 1) throw invalid('quorum threshold must be non-zero integer');

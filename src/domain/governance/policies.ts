@@ -1,4 +1,4 @@
-// Policies (turnkey-semantics.md §1.1; interface-spec.md §4.4; swagger v1CreatePolicyIntentV3,
+// Policies (docs/reference/policies.md; swagger v1CreatePolicyIntentV3,
 // v1UpdatePolicyIntentV2, v1Policy): create, update, delete and records, with every expression
 // compiled when it is written so a policy that cannot be evaluated is never stored; and the
 // compiled policies of an organization for the policy engine, cached across requests.
@@ -7,11 +7,11 @@
 // - `condition`, `consensus`: absent = no constraint (stored null, shown as '' as the reference
 //   does). An empty or blank string is refused with the compiler's message
 //   (`invalid policy consensus: 1:1: empty expression`), as the reference refuses an empty
-//   consensus (§1.1, §10 item 6). The same holds on update: to lift a condition, write `true`.
-// - `time`: absent or '' = no time window ("empty string = always active", §1.1 citing
-//   time-based-policies.mdx); anything else must compile as a time expression.
+//   consensus (docs/reference/api.md). The same holds on update: to lift a condition, write `true`.
+// - `time`: absent or '' = no time window ("empty string = always active", docs/reference/api.md citing
+//   docs/reference/policies.md "The language"); anything else must compile as a time expression.
 // - `policyName` must be unique in the organization: `policy label must be unique` (InvalidArgument,
-//   §8), REQUEST_INVALID here too.
+//   docs/reference/api.md "Queries"), REQUEST_INVALID here too.
 import { badRequestDetail, invalid, notFound } from '../../errors/errors.js';
 import { compilePolicyExpression, evaluatePolicyExpression, type CompiledPolicyExpression, type ExpressionKind } from '../../policy/index.js';
 import { isUniqueViolation, type PolicyChanges, type PolicyRow, type Repositories } from '../../store/index.js';

@@ -1,4 +1,4 @@
-// What a policy sees (turnkey-semantics.md §1.3): the `activity` keyword of any activity, the
+// What a policy sees (docs/reference/policies.md "Keywords"): the `activity` keyword of any activity, the
 // consensus keywords `approvers` and `credentials` built from the votes cast so far, and the
 // resource keywords (`wallet`, `wallet_account`, `private_key`, `eth.*`, `solana.tx`, `tron.tx`,
 // `bitcoin.tx`) of the signing and export activities that target them.
@@ -8,7 +8,7 @@ import { transactionPolicyKeywords, type parseForSigning, type SigningTarget } f
 import { decodeEthCallForPolicy } from '../keys/contract-interfaces.js';
 import { WEBAUTHN_CREDENTIAL_TYPE } from '../identity/authenticators.js';
 
-/** Version-agnostic kind: the type without `ACTIVITY_TYPE_` and a trailing `_V<n>` (§1.3). */
+/** Version-agnostic kind: the type without `ACTIVITY_TYPE_` and a trailing `_V<n>` (docs/reference/policies.md "Keywords"). */
 export function activityKind(type: string): string {
   return type.replace(/^ACTIVITY_TYPE_/, '').replace(/_V\d+$/, '');
 }
@@ -88,7 +88,7 @@ export async function signingTargetKeywords(repos: Repositories, organizationId:
  * Everything a policy sees of a transaction signed with `target` (sign_transaction, and
  * eth_send_transaction, which judges the transaction it builds exactly as sign_transaction would
  * judge it): the key's keywords, the chain's `*.tx` keyword, and for an Ethereum call to a contract
- * with an uploaded ABI the decoded call (§1.3 contract_call_args).
+ * with an uploaded ABI the decoded call (docs/reference/policies.md "Keywords" contract_call_args).
  */
 export async function transactionPolicyContext(
   repos: Repositories,

@@ -1,5 +1,5 @@
-// Resource quotas (turnkey-semantics.md §8 "Resource limits per organization", from the reference
-// service's reference/resource-limits.mdx; §6 "API keys" for the per-user credential limits and the
+// Resource quotas (docs/reference/api.md "Limits", from the reference
+// service's docs/reference/api.md "Limits"; docs/reference/organizations.md "Users and credentials" for the per-user credential limits and the
 // eviction of expiring keys). Every documented limit is declared here once; the create paths call
 // `reserve` (per organization) or, for API keys per user, `enforceApiKeyLimits` (identity/api-keys.ts,
 // beside the expiry it evicts by) before they write.
@@ -16,8 +16,8 @@
 //  - "Tags 100 / 10" is applied to user tags and private key tags separately (each kind up to the
 //    limit), the reading that never refuses what the reference service would accept.
 //  - Expiring API keys beyond 10 are not refused: making room deletes expired keys first, then the
-//    oldest (never the key the request is stamped with), as resource-limits.mdx describes
-//    (semantics §10 item 8 chooses this over the 429 errors.mdx still lists; that 429 is kept for
+//    oldest (never the key the request is stamped with), as docs/reference/api.md "Limits" describes
+//    (docs/reference/policies.md chooses this over the 429 docs/reference/api.md "Errors" still lists; that 429 is kept for
 //    the one case eviction cannot help: more than 10 expiring keys in one request).
 import { SigilError } from '../../errors/errors.js';
 import type { OrganizationRow, QuotaTable, Repositories } from '../../store/index.js';
@@ -32,7 +32,7 @@ export interface OrganizationQuota {
   subOrganization: number;
 }
 
-/** Per-organization limits (resource-limits.mdx: "imposed globally and cannot be increased"). */
+/** Per-organization limits (docs/reference/api.md "Limits": "imposed globally and cannot be increased"). */
 export const ORGANIZATION_QUOTAS = {
   users: { table: 'users', noun: 'users', parent: 100, subOrganization: 100 },
   policies: { table: 'policies', noun: 'policies', parent: 100, subOrganization: 100 },
@@ -40,13 +40,13 @@ export const ORGANIZATION_QUOTAS = {
   privateKeys: { table: 'private_keys', noun: 'private keys', parent: 1000, subOrganization: 1000 },
   userTags: { table: 'user_tags', noun: 'user tags', parent: 100, subOrganization: 10 },
   privateKeyTags: { table: 'private_key_tags', noun: 'private key tags', parent: 100, subOrganization: 10 },
-  // Not in resource-limits.mdx (secrets came later); as many as private keys, the material they sit beside.
+  // Not in docs/reference/api.md "Limits" (secrets came later); as many as private keys, the material they sit beside.
   secrets: { table: 'secrets', noun: 'secrets', parent: 1000, subOrganization: 1000 },
 } as const satisfies Record<string, OrganizationQuota>;
 
 export type OrganizationQuotaName = keyof typeof ORGANIZATION_QUOTAS;
 
-/** Per-user credential limits (resource-limits.mdx; turnkey-semantics.md §6). */
+/** Per-user credential limits (docs/reference/api.md "Limits"; docs/reference/sessions.md). */
 export const MAX_LONG_LIVED_API_KEYS_PER_USER = 10;
 export const MAX_EXPIRING_API_KEYS_PER_USER = 10;
 export const MAX_AUTHENTICATORS_PER_USER = 10;
@@ -87,7 +87,7 @@ export async function reserve(
     /**
      * The organization was created by this transaction (create_sub_organization): it holds nothing
      * yet and no other transaction can see it, so there is no count to read or lock. Skipping the
-     * counter's row lock also spares it a row version written at 0 and again at 1 (issue 34, small rows).
+     * counter's row lock also spares it a row version written at 0 and again at 1 (small rows).
      */
     newOrganization?: boolean;
   } = {},

@@ -1,4 +1,4 @@
-// The deployment's emergency seal (README "Custody"): one `meta` row every process reads every
+// The deployment's emergency seal (docs/operator-guide.md "Custody"): one `meta` row every process reads every
 // SIGIL_SEAL_WATCH_MS, so `sigil operator seal` reaches all processes of a PostgreSQL deployment
 // within about that time. Each seal or lift bumps a generation, so a process tells a new seal from
 // one it has already obeyed (and an operator's unseal of it) without a row per process.

@@ -1,4 +1,4 @@
-// Sub-organizations (turnkey-semantics.md §2; swagger v1CreateSubOrganizationIntentV8, and V3's
+// Sub-organizations (docs/reference/organizations.md; swagger v1CreateSubOrganizationIntentV8, and V3's
 // privateKeys): created by a parent with its own root users, API keys, root quorum and optionally a
 // wallet (or, V3, private keys), all in one
 // transaction; the parent may read it but never write to it; only the sub-organization's own root

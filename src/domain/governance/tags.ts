@@ -1,4 +1,4 @@
-// Tags, once for both kinds (turnkey-semantics.md §7 "User tags", "Private key tags"; swagger
+// Tags, once for both kinds (docs/reference/organizations.md "Tags"; swagger
 // v1CreateUserTagIntent / v1CreatePrivateKeyTagIntent, v1UpdateUserTagIntent /
 // v1UpdatePrivateKeyTagIntent, datav1Tag): a named set of users or of private keys in an
 // organization, created with its members, renamed and re-assigned atomically ("all of the updates will

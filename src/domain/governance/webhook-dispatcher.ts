@@ -1,4 +1,4 @@
-// The webhook dispatcher (issue 18 "Delivery that loses nothing"): takes due rows from the outbox
+// The webhook dispatcher: takes due rows from the outbox
 // (src/store/repositories/webhooks.ts claims them under a lease, so across processes on one
 // PostgreSQL each row is tried by one process at a time), signs and POSTs them
 // (src/crypto/webhook-signature.ts, src/delivery/webhook-http.ts), and records the outcome.

@@ -1,4 +1,4 @@
-// Webhook endpoints and their events (issue 18; newest swagger v1CreateWebhookEndpointIntent,
+// Webhook endpoints and their events (newest swagger v1CreateWebhookEndpointIntent,
 // v1UpdateWebhookEndpointIntent, v1DeleteWebhookEndpointIntent, v1WebhookEndpointData,
 // v1WebhookSubscriptionParams; docs.turnkey.com/features/webhooks/overview).
 //
@@ -7,7 +7,7 @@
 // organization's own activities and, for a parent's endpoints, its sub-organizations') and
 // SEND_TRANSACTION_STATUS_UPDATES (broadcast transactions; managed from the parent organization
 // only, as Turnkey's "billing organization scoped" types are). `filtersJson` (Sigil's reading, the
-// docs leave it open; README "Webhooks"): for ACTIVITY_UPDATES a JSON object with `filterByType`
+// docs leave it open; docs/webhooks.md "Webhooks"): for ACTIVITY_UPDATES a JSON object with `filterByType`
 // and/or `filterByStatus` arrays, the names get_activities filters by; an event passes when each
 // given list holds its value. Other event types take no filters.
 //
@@ -124,7 +124,7 @@ export function webhookEndpointRecord(row: WebhookEndpointRow) {
 }
 
 /**
- * Sigil's addition to v1WebhookEndpointData in list_webhook_endpoints (README "Webhooks"): how
+ * Sigil's addition to v1WebhookEndpointData in list_webhook_endpoints (docs/webhooks.md "Webhooks"): how
  * deliveries to the endpoint go. FAILING once `failingSince` is set (that many attempts in a row failed).
  */
 export function deliveryStatusOf(

@@ -1,5 +1,5 @@
 // API keys: creation rules (public key encoding per curve, expiration) and the v1ApiKey record
-// (interface-spec.md §2 "API key"; swagger v1ApiKeyParamsV2, v1ApiKey).
+// (docs/reference/organizations.md "Users and credentials"; swagger v1ApiKeyParamsV2, v1ApiKey).
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { isValidPublicKey as isP256Point } from '../../crypto/p256.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';

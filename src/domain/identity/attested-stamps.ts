@@ -1,5 +1,5 @@
-// Who an X-Stamp-Attested request comes from (turnkey-contract.md §1.4, Traps 12; turnkey-semantics.md
-// §6 "OTP (current)", "OAuth / OIDC"). The stamp's key signed the body (checked before this); here
+// Who an X-Stamp-Attested request comes from (docs/reference/api.md "Stamps"; docs/reference/policies.md
+// docs/reference/keys.md "Signing"). The stamp's key signed the body (checked before this); here
 // its attestation names the user:
 //  - STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN: an OTP verification token this deployment
 //    issued for the target organization (or its parent), bound to the stamp's key (`public_key`),

@@ -1,4 +1,4 @@
-// Auth proxy configurations (turnkey-contract.md §5; turnkey-semantics.md §6 "Auth proxy":
+// Auth proxy configurations (docs/reference/auth-proxy.md; docs/reference/auth-proxy.md:
 // UpdateAuthProxyConfigIntent's fields). A configuration names the parent organization the proxy acts
 // for and how: allowed origins, enabled login methods, OTP and session settings, wallet kit settings.
 //
@@ -114,7 +114,7 @@ export const PROXY_ACTIVITY_TYPES = [
  * The policy that lets the proxy's user run the login flows. Its condition names the exact activity
  * types: a policy whose condition matched every AUTH/CREATE would leave other users' own logins
  * (stamp_login, self-service) waiting for the proxy user's approval, since an applicable ALLOW with an
- * unmet consensus asks for consensus (turnkey-semantics.md §1.4).
+ * unmet consensus asks for consensus (docs/reference/policies.md "Evaluation of one policy").
  */
 function proxyPolicy(userId: string, configId: string) {
   return {

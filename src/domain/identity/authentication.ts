@@ -1,8 +1,8 @@
-// Who is asking: the one call the pipeline makes to authenticate a request (DESIGN.md "Layers": what
+// Who is asking: the one call the pipeline makes to authenticate a request (docs/design.md "Layers": what
 // the pipeline needs to authenticate sits behind one function, so the request path does not climb back
 // into the domain; "One pipeline for every request": resolve the organization and the acting user).
 // The stamp's signature over the raw body was checked before (src/pipeline/authenticate.ts, before any
-// lookup); here, against the target organization (turnkey-semantics.md §0, §6 "Sessions", §7):
+// lookup); here, against the target organization (docs/reference/api.md, docs/reference/sessions.md, docs/reference/organizations.md "IP allowlists"):
 //  - an X-Stamp key or passkey is looked up in the target or its parent, with API key expiry; a login
 //    activity whose credential is in neither runs in the one sub-organization of the target that
 //    holds it (clients log in with the parent's organizationId and learn their sub-organization from
@@ -120,7 +120,7 @@ async function stampCaller(
 /**
  * The owner of a stamp's credential in `org` or its parent. Passkey stamps (X-Stamp-Webauthn) are
  * verified here, by src/auth/webauthn.ts, as the assertion can only be checked with the stored key.
- * Error messages are the ones @turnkey/core matches on (turnkey-contract.md §2.4).
+ * Error messages are the ones @turnkey/core matches on (docs/reference/api.md "Errors").
  */
 async function resolveCaller(
   repos: Repositories,

@@ -1,7 +1,7 @@
 // Authenticators (passkeys): registration from a WebAuthn attestation (swagger v1AuthenticatorParamsV2,
-// turnkey-contract.md §1.3 "Registration"), deletion, and the v1Authenticator record exactly as
-// interface-spec.md §2 "Authenticator" lists it. One registration path serves create_authenticators,
-// create_users and the root users of create_sub_organization. Limits: turnkey-semantics.md §6
+// docs/reference/api.md "Stamps"), deletion, and the v1Authenticator record exactly as
+// docs/reference/organizations.md "Users and credentials" lists it. One registration path serves create_authenticators,
+// create_users and the root users of create_sub_organization. Limits: docs/reference/sessions.md
 // (ES256/RS256 only; 10 authenticators per user, "user has exceeded maximum authenticators").
 import { verifyRegistration, WebauthnError } from '../../crypto/webauthn.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';

@@ -1,5 +1,5 @@
 // Rules for the contact fields of a user: email addresses and E.164 phone numbers
-// (interface-spec.md §4.3; error messages from turnkey-semantics.md §8).
+// (docs/reference/organizations.md; error messages from docs/reference/api.md "Limits").
 import { SigilError, invalid } from '../../errors/errors.js';
 
 // Deliberately plain: one @, no spaces, a dot in the domain. Full RFC 5322 is not what users mean.

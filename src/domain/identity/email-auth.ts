@@ -1,5 +1,5 @@
-// Email auth and email recovery, the legacy credential-bundle flows (turnkey-semantics.md §6
-// "Email auth (legacy credential bundle)", "Recovery (legacy)"; turnkey-contract.md §4.2 credential
+// Email auth and email recovery, the legacy credential-bundle flows (docs/reference/sessions.md
+// "Login activities", "Recovery (legacy)"; docs/reference/bundles.md credential
 // bundle; swagger v1EmailAuthIntentV3 → v1EmailAuthResult, v1InitUserEmailRecoveryIntentV2 →
 // v1InitUserEmailRecoveryResult, v1RecoverUserIntent → v1RecoverUserResult).
 //

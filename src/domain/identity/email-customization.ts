@@ -1,6 +1,6 @@
 // Email customization and requested senders of the activities that email users: email_auth,
-// init_user_email_recovery and init_otp (turnkey-semantics.md §6 "Email auth (legacy credential
-// bundle)", "Recovery (legacy)", "OTP (current)"; swagger v1EmailAuthCustomizationParams,
+// init_user_email_recovery and init_otp (docs/reference/sessions.md "Login activities",
+// "OTP"; swagger v1EmailAuthCustomizationParams,
 // v1EmailCustomizationParams, v1EmailCustomizationParamsV2).
 //
 // Sigil's email is plain text written from its own wording, so each field is checked and used

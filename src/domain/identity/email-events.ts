@@ -1,4 +1,4 @@
-// Email events (issue 19 "list_email_events"; swagger v1EmailEvent, v1ListEmailEventsRequest): the
+// Email events (swagger v1EmailEvent, v1ListEmailEventsRequest): the
 // delivery layer reports each step of an email (src/delivery/delivery.ts); here a step becomes a row
 // and a row the API's record. Rows are written on their own, outside any activity's transaction, so
 // the Bounce of an email whose activity then failed is still there to be listed. Neither the row nor
@@ -29,7 +29,7 @@ export function emailEventRecorder(repos: Repositories): (event: EmailEvent) => 
 }
 
 /**
- * v1EmailEvent, with `messageKind` (a Sigil addition, README "Email events"): what the message was
+ * v1EmailEvent, with `messageKind` (a Sigil addition, docs/sessions-and-logins.md "Email events"): what the message was
  * for, so an operator tells an OTP from an invitation without its text.
  */
 export function emailEventRecord(row: EmailEventRow) {

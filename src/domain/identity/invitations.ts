@@ -1,4 +1,4 @@
-// Invitations (issue 19 "Invitations"; swagger v1CreateInvitationsIntent, v1InvitationParams,
+// Invitations (swagger v1CreateInvitationsIntent, v1InvitationParams,
 // v1DeleteInvitationIntent, v1InvitationStatus; v1AcceptInvitationIntentV2 for what accepting
 // takes): a team member is onboarded by email, without anyone handing out an API key.
 //
@@ -9,7 +9,7 @@
 // passkey's registration; the user is created with that passkey, the invited name, email and tags,
 // and the invitation becomes ACCEPTED in the same transaction. delete_invitation revokes a pending
 // invitation (REVOKED), after which its token is refused with that reason. An invitation expires
-// SIGIL_INVITATION_TTL_SECONDS (default INVITATION_TTL_MS, 72 hours) after it was made (README "Invitations").
+// SIGIL_INVITATION_TTL_SECONDS (default INVITATION_TTL_MS, 72 hours) after it was made (docs/sessions-and-logins.md "Invitations").
 import { createHash, randomBytes } from 'node:crypto';
 import { canonicalCredentialId } from '../../crypto/webauthn.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';
@@ -26,7 +26,7 @@ import { insertUserWithCredentials, requireTags } from './users.js';
 import { requireUser } from '../lookup.js';
 
 export const INVITATION_TTL_MS = 72 * 3600 * 1000;
-/** Pending invitations an organization may hold (resource-limits.mdx: "Invitations 100 / 100"). */
+/** Pending invitations an organization may hold (docs/reference/api.md "Limits": "Invitations 100 / 100"). */
 export const MAX_PENDING_INVITATIONS = 100;
 
 const PENDING = 'INVITATION_STATUS_CREATED';

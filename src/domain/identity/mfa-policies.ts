@@ -1,12 +1,12 @@
-// MFA policies (issue 19; swagger v1CreateMfaPolicyIntent, v1UpdateMfaPolicyIntent,
-// v1DeleteMfaPolicyIntent, v1MfaPolicy, v1MfaStatus; turnkey-semantics.md §6 "MFA" and Appendix B.1):
+// MFA policies (swagger v1CreateMfaPolicyIntent, v1UpdateMfaPolicyIntent,
+// v1DeleteMfaPolicyIntent, v1MfaPolicy, v1MfaStatus; docs/reference/sessions.md "MFA" and Appendix B.1):
 // a user's policies, each a condition in the policy language and ordered steps of authentication
 // methods (every step must be met, each by one method of its `any` list); and the rules the pipeline
 // applies with them: the first of the acting user's policies (by `order`) whose condition holds for
 // an activity names what the activity must carry; the stamps that carried it are its submission's
 // and its submitter's approve_activity stamps, one method per step.
 //
-// Decisions (README "MFA policies"):
+// Decisions (docs/mfa.md "MFA policies"):
 // - Methods a stamp can present: AUTHENTICATION_TYPE_PASSKEY (X-Stamp-Webauthn; `id` pins an
 //   authenticator id), AUTHENTICATION_TYPE_API_KEY (an API key's stamp; `id` pins an API key id) and
 //   AUTHENTICATION_TYPE_SESSION (a session key's stamp: login, read-write, OTP, OAuth or email-auth
@@ -64,7 +64,7 @@ export interface UpdateMfaPolicyParams {
   notes?: string;
 }
 
-/** The default read-write session id MFA policies pin sessions with (mfa/examples.mdx). */
+/** The default read-write session id MFA policies pin sessions with (docs/reference/activities.md "MFA policies"). */
 export const DEFAULT_SESSION_ID = '00000000-0000-0000-0000-000000000000';
 
 const PRESENTABLE = ['AUTHENTICATION_TYPE_PASSKEY', 'AUTHENTICATION_TYPE_API_KEY', 'AUTHENTICATION_TYPE_SESSION'];
@@ -310,7 +310,7 @@ function conditionOf(row: MfaPolicyRow): CompiledPolicyExpression | undefined {
  * The first of `userId`'s MFA policies, by order, whose condition holds for the activity (for any
  * of its contexts: a batch matches when one element does). A condition that fails to compile or to
  * evaluate counts as matching. An activity that adds to the user a credential that could meet a
- * step of their policies matches them all whatever their conditions (issue 32, flaw 2): it must meet
+ * step of their policies matches them all whatever their conditions: it must meet
  * their steps together, so it waits for methods the user already had: otherwise the
  * credential that submitted a waiting activity could make the passkey, API key or session that
  * approves it.

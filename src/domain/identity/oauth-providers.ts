@@ -1,4 +1,4 @@
-// OAuth providers: the OIDC identities a user may log in with (turnkey-semantics.md §6 "OAuth / OIDC";
+// OAuth providers: the OIDC identities a user may log in with (docs/reference/sessions.md "Login activities";
 // swagger v1CreateOauthProvidersIntentV2, v1OauthProviderParamsV2, v1OidcClaims,
 // v1DeleteOauthProvidersIntent, v1GetOauthProvidersRequest, v1OauthProvider).
 // An identity is (issuer, audience, subject), taken from `oidcClaims` or read from the payload of

@@ -1,4 +1,4 @@
-// OAuth login with an OIDC id_token (turnkey-semantics.md §6 "OAuth / OIDC"; swagger
+// OAuth login with an OIDC id_token (docs/reference/sessions.md "Login activities"; swagger
 // v1OauthLoginIntent → v1OauthLoginResult, v1OauthIntent → v1OauthResult).
 //
 //  - The token is verified by `services.oidc` (src/auth/oidc.ts): a trusted issuer's signature,
@@ -11,7 +11,7 @@
 //  - oauth_login registers the client's key as an expiring login key (CREDENTIAL_TYPE_LOGIN, as
 //    stamp_login and otp_login) and answers a session JWT; legacy oauth makes a key here
 //    (CREDENTIAL_TYPE_OAUTH_KEY_P256, default name `Oauth - <timestamp>`) and answers it sealed to
-//    targetPublicKey in a credential bundle (turnkey-contract.md §4.2).
+//    targetPublicKey in a credential bundle (docs/reference/bundles.md).
 // Organization features have no OAuth switch (swagger FeatureName), so OAuth is always enabled.
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { UserRow } from '../../store/index.js';

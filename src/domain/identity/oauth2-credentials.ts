@@ -1,5 +1,5 @@
-// OAuth 2.0 credentials and oauth2_authenticate (turnkey-semantics.md §6 "OAuth2-only providers",
-// §7 "OAuth 2.0 credentials"; turnkey-contract.md §4.6-4.7 `encryptOauth2ClientSecret`; swagger
+// OAuth 2.0 credentials and oauth2_authenticate (docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials",
+// docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"; docs/reference/bundles.md `encryptOauth2ClientSecret`; swagger
 // v1CreateOauth2CredentialIntent, v1UpdateOauth2CredentialIntent, v1DeleteOauth2CredentialIntent,
 // v1GetOauth2CredentialRequest, v1ListOauth2CredentialsRequest, v1Oauth2Credential,
 // v1Oauth2AuthenticateIntent → v1Oauth2AuthenticateResult).
@@ -7,7 +7,7 @@
 //  - The client secret arrives as `encryptedClientSecret`: the hex QOS envelope @turnkey/crypto's
 //    encryptOauth2ClientSecret makes. The reference service encrypts it to its TLS fetcher's key,
 //    which the SDK pins by default but lets callers override (`dangerouslyOverrideTlsFetcherPublicKey`,
-//    contract §4.7); Sigil's receiving key is its deployment signer key, published as
+//    docs/reference/bundles.md); Sigil's receiving key is its deployment signer key, published as
 //    `signerPublicKey` by GET /.well-known/sigil.json and printed by `sigil init`. The secret is
 //    opened once, sealed by the barrier to its row and column, and never returned: records show
 //    `encryptedClientSecret` as "<redacted>", as the activity record shows the intent's.
@@ -16,7 +16,7 @@
 //    signer, iss = the deployment's self issuer (SIGIL_OIDC_SELF_ISSUER), aud = the credential's
 //    client id, sub = `x:<id>` / `discord:<id>`, the caller's nonce, email claims when the provider
 //    gave an email, a 10-minute lifetime, and the provider's access token in
-//    `encrypted_bearer_token` (a credential bundle, contract §4.2, to bearerTokenTargetPublicKey)
+//    `encrypted_bearer_token` (a credential bundle, docs/reference/bundles.md, to bearerTokenTargetPublicKey)
 //    when asked. oauth_login and OIDC-attested stamps accept such tokens (src/auth/oidc.ts).
 //  - A credential is looked up in the target organization, then in its parent: a parent's
 //    credential serves its sub-organizations' logins.
@@ -191,7 +191,7 @@ async function credentialForLogin(ctx: OperationContext, id: string): Promise<Oa
 }
 
 export async function oauth2Authenticate(ctx: ActivityContext, p: Oauth2AuthenticateParams) {
-  // The reference service's messages, in its field names (semantics §6, §8).
+  // The reference service's messages, in its field names (docs/reference/sessions.md, docs/reference/api.md).
   if (p.oauth2CredentialId.trim() === '') throw invalid('oauth2_credential_id must be set');
   if (p.authCode === '') throw invalid('auth_code must be set');
   if (p.redirectUri === '') throw invalid('redirect_uri must be set');

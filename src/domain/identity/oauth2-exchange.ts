@@ -1,5 +1,5 @@
 // The OAuth 2.0 authorization-code exchange with an OAuth2-only provider, and the user lookup that
-// follows it (turnkey-semantics.md §6 "OAuth2-only providers": X needs the scopes tweet.read and
+// follows it (docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials": X needs the scopes tweet.read and
 // user.read and answers GET /2/users/me; Discord needs identify and email and answers
 // GET /api/users/@me). RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.5): the code, its redirect_uri and the
 // code_verifier go to the token endpoint as a form, the client authenticates with HTTP Basic

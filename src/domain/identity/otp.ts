@@ -1,6 +1,6 @@
-// One-time codes by email and SMS, their verification tokens and OTP login (turnkey-semantics.md §6
-// "OTP (current)"; turnkey-contract.md §1.5 client signatures, §4.5 OTP encryption target bundle,
-// §5 verification token; swagger v1InitOtpIntentV3 → v1InitOtpResultV2, v1VerifyOtpIntentV2 /
+// One-time codes by email and SMS, their verification tokens and OTP login (docs/reference/sessions.md
+// "OTP"; client signatures: docs/reference/sessions.md "Login activities"; the OTP encryption target
+// bundle: docs/reference/bundles.md "The bundles"; swagger v1InitOtpIntentV3 → v1InitOtpResultV2, v1VerifyOtpIntentV2 /
 // v1VerifyOtpIntent → v1VerifyOtpResult, v1OtpLoginIntentV2 / v1OtpLoginIntent → v1OtpLoginResult).
 //
 //  - init_otp makes a code with crypto.randomInt (Crockford base32 when alphanumeric, else digits),
@@ -19,7 +19,7 @@
 //    with the verified contact in the organization or its sub-organizations, and registers the
 //    session key as stamp_login does.
 //  - otp_auth (legacy) checks a code of init_otp_auth the same way and answers a new expiring API
-//    key of the contact's user in a credential bundle (contract §4.2).
+//    key of the contact's user in a credential bundle (docs/reference/bundles.md "The bundles").
 //
 // init_otp and verify_otp run as 'pure' activities: their writes are single conditional statements
 // that commit on their own, so a wrong code stays counted although the activity fails, and no
@@ -289,7 +289,7 @@ export async function verifyOtp(ctx: ActivityContext, p: VerifyOtpParams): Promi
   const tokenId = ctx.newId();
   const expiresAt = ctx.now + ttl * 1000;
   if (!(await ctx.repos.otps.markVerified(row.id, ctx.now, tokenId, expiresAt))) throw invalid('OTP has already been used: request a new code');
-  // Claim order and types as the reference token (turnkey-contract.md §5): exp is a string of ms.
+  // Claim order and types as the reference token (docs/reference/sessions.md "OTP"): exp is a string of ms.
   const claims: Record<string, string> = {
     exp: String(expiresAt),
     id: tokenId,
@@ -319,7 +319,7 @@ function checkLoginSignature(sig: ClientSignature, claims: VerificationClaims, s
  * contact, or whose credential submitted the login). A contact matches a login of another party only
  * when it is verified or vouched for by the parent (it set it at create_sub_organization): anyone who
  * owns a sub-organization can write any email into it, and must not receive that person's logins
- * through the parent, nor make them ambiguous (README "Email and SMS logins through the parent").
+ * through the parent, nor make them ambiguous (docs/compatibility.md "Email and SMS logins through the parent").
  */
 export async function userWithContact(
   ctx: Pick<ActivityContext, 'repos' | 'organization'>,
@@ -394,10 +394,10 @@ export interface OtpAuthParams {
 export const OTP_AUTH_CREDENTIAL = 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256';
 
 /**
- * otp_auth (legacy, turnkey-semantics.md §6; swagger v1OtpAuthIntent → v1OtpAuthResult): the right
+ * otp_auth (legacy, docs/reference/sessions.md "Login activities"; swagger v1OtpAuthIntent → v1OtpAuthResult): the right
  * code of an init_otp_auth makes a new expiring API key for the user with that contact (default
  * name `OTP Auth - <timestamp>`, 15 minutes) and answers its private key sealed to
- * `targetPublicKey` in a credential bundle (contract §4.2).
+ * `targetPublicKey` in a credential bundle (docs/reference/bundles.md "The bundles").
  */
 export async function otpAuth(ctx: ActivityContext, p: OtpAuthParams): Promise<{ userId: string; apiKeyId: string; credentialBundle: string }> {
   const target = sessionPublicKey(p.targetPublicKey, 'targetPublicKey');

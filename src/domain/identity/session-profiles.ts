@@ -1,9 +1,9 @@
-// Session profiles (issue 19; swagger v1CreateSessionProfileIntent, v1SessionProfile,
-// v1GetSessionProfile(s)Request; turnkey-semantics.md §6 "Session profiles"): a named `scope` in
+// Session profiles (swagger v1CreateSessionProfileIntent, v1SessionProfile,
+// v1GetSessionProfile(s)Request; docs/reference/sessions.md "Session profiles"): a named `scope` in
 // the policy language and an optional lifetime that a login activity may name (`sessionProfileId`)
 // so the session it opens is limited to what the scope allows and lasts no longer than the profile.
 //
-// Rules (README "Session profiles"):
+// Rules (docs/sessions-and-logins.md "Session profiles"):
 //  - Immutable: created once, never updated or deleted through the API. An organization sees its
 //    own profiles and its parent's; a sub-organization's users log in with either.
 //  - `scope` is compiled as a policy condition when the profile is created (a scope that cannot be

@@ -1,6 +1,6 @@
-// Sessions (turnkey-semantics.md §6 "Sessions"; swagger v1CreateReadWriteSessionIntentV2/ResultV2,
-// v1CreateReadOnlySessionResult, v1StampLoginIntent/Result; turnkey-contract.md §4.2 credential
-// bundle, §5 session JWT, Traps 7 and 12).
+// Sessions (docs/reference/sessions.md "Sessions"; swagger v1CreateReadWriteSessionIntentV2/ResultV2,
+// v1CreateReadOnlySessionResult, v1StampLoginIntent/Result; docs/reference/bundles.md credential
+// bundle, docs/reference/auth-proxy.md session JWT, docs/reference/sessions.md "The session JWT" and 12).
 //
 //  - A read-write session is an expiring P-256 API key of the user. create_read_write_session makes
 //    the key here and hands its private half over sealed in a credential bundle; stamp_login
@@ -10,7 +10,7 @@
 //  - A read-only session is a signed token for the X-Session header: queries only, one hour, bound
 //    to the user and the credential that created it (deleting either ends it).
 //  - A user holds at most 10 expiring keys: making room deletes expired ones first, then the oldest
-//    (never the key the request is stamped with), as turnkey-semantics.md §6 describes
+//    (never the key the request is stamped with), as docs/reference/sessions.md describes
 //    (insertApiKeys → src/domain/governance/quotas.ts).
 import { makeCredentialBundle } from '../../crypto/bundles.js';
 import { compressPublicKeyHex, generateP256KeyPair, isValidPublicKey } from '../../crypto/p256.js';
@@ -53,7 +53,7 @@ export async function addSessionKey(
     /** The session profile the key is limited by (its scope), which also caps its lifetime. */
     profile?: LoginProfile;
   },
-  /** The user's organization when it is a sub-organization of the target (OTP login, Traps 12). */
+  /** The user's organization when it is a sub-organization of the target (OTP login, docs/reference/policies.md). */
   orgId = ctx.organization.id,
 ): Promise<ApiKeyRow> {
   const seconds = sessionSeconds(parseExpirationSeconds(p.expirationSeconds), p.profile?.seconds ?? null, DEFAULT_SESSION_SECONDS);
@@ -97,7 +97,7 @@ const stampTime = (ms: number) => new Date(ms).toISOString();
 /**
  * A key made here for a user (create_read_write_session, otp_auth, oauth): a new expiring P-256 API
  * key of `user` whose private half leaves only sealed to `target` in a credential bundle
- * (turnkey-contract.md §4.2); the plaintext is wiped once sealed.
+ * (docs/reference/bundles.md); the plaintext is wiped once sealed.
  */
 export async function issueKeyBundle(
   ctx: ActivityContext,
@@ -150,7 +150,7 @@ export async function createReadWriteSession(ctx: ActivityContext, p: ReadWriteS
 /**
  * A login (stamp_login, otp_login, oauth_login): `publicKey` becomes an expiring login key
  * (CREDENTIAL_TYPE_LOGIN) of `user` in the user's organization, and the answer is the session JWT
- * for it, claims in Turnkey's order (turnkey-contract.md §5; exp in seconds). A session made with a
+ * for it, claims in Turnkey's order (docs/reference/auth-proxy.md; exp in seconds). A session made with a
  * session profile records it on the key (which the pipeline then holds to the profile's scope) and
  * carries `session_profile_id` and `scope` in its JWT, as @turnkey/core's parseSession reads them.
  */

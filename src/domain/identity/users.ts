@@ -1,5 +1,5 @@
 // Users: creation with their credentials, updates, deletion, and the v1User record
-// (interface-spec.md §4.3; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
+// (docs/reference/organizations.md; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, UserRow } from '../../store/index.js';
 import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
@@ -105,7 +105,7 @@ export interface UserChanges {
   userTagIds?: string[];
 }
 
-/** Applies the given changes; an empty email or phone number removes it (interface-spec.md §4.3). */
+/** Applies the given changes; an empty email or phone number removes it (docs/reference/organizations.md "Users and credentials"). */
 export async function updateUser(
   ctx: ActivityContext,
   userId: string,
@@ -145,7 +145,7 @@ export async function deleteUsers(ctx: ActivityContext, userIds: string[]): Prom
   const quorum = new Set(await ctx.repos.organizations.rootQuorumUserIds(orgId));
   const inQuorum = unique.filter((u) => quorum.has(u));
   if (inQuorum.length > 0) {
-    // turnkey-semantics.md §2: a root quorum member must be removed from the quorum first.
+    // docs/reference/organizations.md "Organizations": a root quorum member must be removed from the quorum first.
     throw new SigilError(
       'REQUEST_INVALID',
       `quorum users missing: ${inQuorum.join(', ')} ${inQuorum.length === 1 ? 'is a member' : 'are members'} of the root quorum; update the root quorum before deleting`,

@@ -1,6 +1,6 @@
-// OTP verification tokens as everything but verify_otp reads them (turnkey-contract.md §5 claims,
-// §4.6 the ES256 form, §1.5 client signatures over a token usage; turnkey-semantics.md §6 "OTP
-// (current)"): verify_otp (otp.ts) issues them; otp_login, stamp_login's attested stamps, contact
+// OTP verification tokens as everything but verify_otp reads them (docs/reference/sessions.md "OTP":
+// claims, the ES256 form, client signatures over a token usage; docs/reference/bundles.md "Other
+// signed tokens"): verify_otp (otp.ts) issues them; otp_login, stamp_login's attested stamps, contact
 // updates, signups (verified-contacts.ts) and the auth proxy read them here, so those readers and
 // otp.ts do not import each other.
 import { samePublicKey, verifyP256Raw } from '../../crypto/p256.js';

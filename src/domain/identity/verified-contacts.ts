@@ -1,6 +1,6 @@
-// Verified contacts: what an OTP verification token proves once it has been issued (turnkey-semantics.md
-// §6 "OTP (current)": tokens are "consumed by OTP_LOGIN_V2, UPDATE_USER_EMAIL/UPDATE_USER_PHONE_NUMBER
-// (verify & update contact), and sub-org creation (marks contact verified)"; turnkey-contract.md §1.5
+// Verified contacts: what an OTP verification token proves once it has been issued (docs/reference/policies.md
+// docs/reference/sessions.md "OTP": tokens are "consumed by OTP_LOGIN_V2, UPDATE_USER_EMAIL/UPDATE_USER_PHONE_NUMBER
+// (verify & update contact), and sub-org creation (marks contact verified)"; docs/reference/sessions.md "Login activities"
 // for the signup client signature). A verified email or phone number is what list_verified_suborgs
 // filters on.
 //
@@ -11,7 +11,7 @@
 // token's key can spend (a clientSignature or an attested stamp by that key). A token bound to no
 // key (the legacy verify_otp without publicKey) proves the contact to whoever holds it, so it is
 // accepted only where the legacy flow takes it: the legacy OTP_LOGIN, contact updates, and
-// create_sub_organization before V8 (semantics §2: "V8 accepts only enclave-issued (V2)
+// create_sub_organization before V8 (docs/reference/organizations.md: "V8 accepts only enclave-issued (V2)
 // verification tokens"), and its signup spends it whole.
 import { invalid } from '../../errors/errors.js';
 import type { Repositories, UserRow } from '../../store/index.js';
@@ -38,7 +38,7 @@ export function sameContact(kind: ContactKind, a: string | null | undefined, b: 
 
 /**
  * A token this deployment issued for `organizationId` itself or, when `orParent` is given, for that
- * parent (parent-issued tokens serve its sub-organizations; semantics §6 "Token scope").
+ * parent (parent-issued tokens serve its sub-organizations; docs/reference/sessions.md).
  */
 export async function acceptVerificationToken(
   ctx: Pick<ActivityContext, 'repos' | 'services' | 'now'>,
@@ -53,7 +53,7 @@ export async function acceptVerificationToken(
   return claims;
 }
 
-/** The signup usage signature (contract §1.5): by the token's key, over {"signupV2":…,"tokenId",…,"type":"USAGE_TYPE_SIGNUP"}. */
+/** The signup usage signature (docs/reference/sessions.md "Login activities"): by the token's key, over {"signupV2":…,"tokenId",…,"type":"USAGE_TYPE_SIGNUP"}. */
 export function checkSignupSignature(sig: ClientSignature, claims: Claims): void {
   checkClientSignature(sig, claims, '{"signupV2":…,"tokenId":…,"type":"USAGE_TYPE_SIGNUP"}', (usage) => {
     if (usage.type !== 'USAGE_TYPE_SIGNUP' || usage.tokenId !== claims.id) {

@@ -1,5 +1,5 @@
-// App proofs of activities and boot proofs of processes (interface-spec.md §4.1; turnkey-semantics.md
-// §9 "Proofs"). A proof's payload has the documented envelope `{type, timestampMs, <member>}` (the
+// App proofs of activities and boot proofs of processes (docs/reference/api.md "Activities"; docs/reference/policies.md
+// docs/reference/api.md "Activities"). A proof's payload has the documented envelope `{type, timestampMs, <member>}` (the
 // shapes of tkhq/sdk packages/crypto's proof tests and Turnkey's AppProofPayload):
 //  - APP_PROOF_TYPE_ADDRESS_DERIVATION, `addressDerivationProof {organizationId, walletId?,
 //    derivationPath?, address}`: one per address a wallet, account, private key or sub-organization

@@ -1,5 +1,5 @@
 // Assets and balances of EVM chains (swagger: list_supported_assets → v1AssetMetadata,
-// get_wallet_address_balances → v1AssetBalance; README "Broadcasting", "Assets and balances").
+// get_wallet_address_balances → v1AssetBalance; docs/broadcasting.md "Assets and balances").
 //
 // Sigil knows of the assets of a chain it has a JSON-RPC URL for: the chain's native asset
 // (CAIP-19 `eip155:<id>/slip44:60`, named per well-known chain id) and the ERC-20 tokens the operator
@@ -34,7 +34,7 @@ export interface AssetBalance {
 
 /**
  * The native asset of the chain ids the API's caip2 list names; any other configured chain is taken
- * to use ether (README says so). All are 18-decimal and, by CAIP-19 convention for EVM chains,
+ * to use ether (docs/broadcasting.md "Assets and balances" says so). All are 18-decimal and, by CAIP-19 convention for EVM chains,
  * `slip44:60`.
  */
 const NATIVE: Record<string, { symbol: string; name: string }> = {

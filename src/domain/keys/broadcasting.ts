@@ -1,6 +1,6 @@
-// Broadcasting EVM transactions (issue 18; swagger v1EthSendTransactionIntentV2,
+// Broadcasting EVM transactions (swagger v1EthSendTransactionIntentV2,
 // v1EthSendRawTransactionIntent, v1GetSendTransactionStatusResponse, v1GetNoncesResponse; Turnkey's
-// "Broadcasting" concept page for the statuses; README "Broadcasting" for Sigil's decisions).
+// "Broadcasting" concept page for the statuses; docs/broadcasting.md "Broadcasting" for Sigil's decisions).
 //
 // eth_send_transaction builds an EIP-1559 transaction from the caller's call, filling what was left
 // out from the chain's node (nonce, gas limit by eth_estimateGas, fees from the latest base fee and
@@ -20,14 +20,14 @@
 // several processes on one PostgreSQL take consecutive nonces, a nonce the node moved past (a
 // transaction sent outside Sigil) is skipped, and one given back is used again. The node can move
 // the nonce up, never down: a node answering a lower pending nonce cannot make Sigil sign a second
-// transaction for a nonce it already signed one for (issue 32 flaw 5).
+// transaction for a nonce it already signed one for.
 //
-// What the node is trusted with (issue 32 flaw 5): the fees it suggests are bounded by the operator's
+// What the node is trusted with: the fees it suggests are bounded by the operator's
 // caps per chain (maxFeePerGas, and gas limit × maxFeePerGas), checked on the transaction as it will
 // be signed, before the policies judge it (they see those fees in eth.tx); its answers are read up
 // to a size cap (src/delivery/evm-rpc.ts); its URL is https unless the operator lists the host.
 //
-// Tracking (issue 32 flaw 3): each pass goes through the organizations with sends in flight in turn,
+// Tracking: each pass goes through the organizations with sends in flight in turn,
 // at most TRACK_PER_ORGANIZATION sends of each, least recently checked first, so no organization's
 // sends can hold back another's. A raw send (eth_send_raw_transaction) not mined within
 // SIGIL_EVM_RAW_SEND_TTL_SECONDS is FAILED as expired.
@@ -255,7 +255,7 @@ export class Broadcasting {
   }
 
   /**
-   * The operator's fee caps (issue 32 flaw 5), on the transaction as it will be signed: the node's
+   * The operator's fee caps, on the transaction as it will be signed: the node's
    * suggestion and the caller's choice alike. A refusal names the cap and the setting that raises it.
    */
   private checkFees(caip2: string, fields: Eip1559Fields): void {

@@ -1,4 +1,4 @@
-// Smart contract interfaces (turnkey-semantics.md §7 "Smart contract interfaces", §1.3
+// Smart contract interfaces (docs/reference/organizations.md "Smart contract interfaces", docs/reference/policies.md "Keywords"
 // EthereumTransaction; swagger v1CreateSmartContractInterfaceIntent, externaldatav1SmartContractInterface):
 // an organization uploads an Ethereum ABI or a Solana (Anchor) IDL for a contract address, and
 // policies on calls to that address then see `eth.tx.function_name`, `function_signature` and
@@ -178,7 +178,7 @@ export function parsedAbiOf(row: SmartContractInterfaceRow): ParsedAbi {
 }
 
 /**
- * The ABI view of an Ethereum call for policies (§1.3: `function_name`, `function_signature` =
+ * The ABI view of an Ethereum call for policies (docs/reference/policies.md "Keywords": `function_name`, `function_signature` =
  * '0x' + selector, `contract_call_args` by parameter name, tuples positional). Undefined when the
  * organization has no ABI for `to` (matched ignoring case) or none of its ABIs knows the selector.
  *

@@ -1,8 +1,8 @@
-// Decoded approvals (issue 20 "Approve what you see"): what a waiting signature will sign, decoded
+// Decoded approvals: what a waiting signature will sign, decoded
 // by the server from the stored intent with the same parsers that sign it (src/crypto/tx,
 // src/crypto/eip712.ts, src/crypto/abi.ts), never from anything the submitter described. The view is
 // data (sections of label/value rows, flags, digests) so the dashboard and `sigil activities show`
-// print the same thing; README "Approving what you see" documents the `decodedView` field it becomes.
+// print the same thing; docs/policies.md "Approving what you see" documents the `decodedView` field it becomes.
 // The digests are computed over the stored payload by rules the dashboard re-implements on its own
 // (dashboard/src/integrity.ts), so a renderer that showed one thing and signs another is caught.
 import { toChecksumAddress } from '../../crypto/addresses/ethereum.js';
@@ -145,7 +145,7 @@ const ERC20_AMOUNT_CALLS = new Set(['transfer', 'transferFrom', 'approve']);
 /** Safe calls nested inside Safe calls are followed this deep. */
 const MAX_NESTING = 4;
 
-/** Decimals of a token interface, from its notes or label ("decimals: 6" or "6 decimals"); README documents the convention. */
+/** Decimals of a token interface, from its notes or label ("decimals: 6" or "6 decimals"); docs/policies.md "Approving what you see" documents the convention. */
 export function declaredDecimals(text: string): number | undefined {
   const m = /decimals\s*[:=]\s*(\d{1,2})\b/i.exec(text) ?? /\b(\d{1,2})\s+decimals\b/i.exec(text);
   return m && Number(m[1]) <= 36 ? Number(m[1]) : undefined;
@@ -601,7 +601,7 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
 }
 
 /**
- * `decodedView` of an activity record (README "Approving what you see"): the decoded signing intent
+ * `decodedView` of an activity record (docs/policies.md "Approving what you see"): the decoded signing intent
  * and the consensus beside it; undefined for activities that sign nothing. A payload that does not
  * decode (it would not sign either) gives `{error}` rather than failing the read.
  */

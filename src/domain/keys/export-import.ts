@@ -1,5 +1,5 @@
-// Export and import of wallets and keys with Turnkey-compatible HPKE bundles (turnkey-contract.md
-// §4.3-4.4; turnkey-semantics.md §4 "Export", "Import"). Secrets leave only sealed to the client's
+// Export and import of wallets and keys with Turnkey-compatible HPKE bundles (docs/reference/api.md
+// docs/reference/keys.md; docs/reference/keys.md "Export, import, delete"). Secrets leave only sealed to the client's
 // target key in a bundle signed by the deployment signer; imports arrive sealed to a single-use,
 // expiring target key bound to one organization and user. Export sets the `exported` flags that
 // the delete rules read.
@@ -72,7 +72,7 @@ export async function exportPrivateKey(ctx: ActivityContext, p: { privateKeyId: 
   return { privateKeyId: row.id, exportBundle: bundle };
 }
 
-/** Imports target the caller's own user (turnkey-semantics.md §4 "Import"). */
+/** Imports target the caller's own user (docs/reference/keys.md "Export, import, delete"). */
 async function requireSelf(ctx: ActivityContext, userId: string) {
   await requireUser(ctx.repos, ctx.organization.id, userId);
   if (ctx.caller.user.id !== userId) {
@@ -189,7 +189,7 @@ export async function importPrivateKey(
 }
 
 /**
- * What export policies see (turnkey-semantics.md §1.3): the target wallet, private key, or wallet
+ * What export policies see (docs/reference/policies.md "Keywords"): the target wallet, private key, or wallet
  * account; for EXPORT_WALLET_ACCOUNT the account's path, curve and format too.
  */
 export async function exportPolicyKeywords(

@@ -1,4 +1,4 @@
-// Where each secret lives in the barrier (DESIGN.md security model): mnemonics and private keys
+// Where each secret lives in the barrier (docs/design.md "Security model"): mnemonics and private keys
 // are sealed with additional data naming their table, row and column, so a ciphertext copied to
 // another row never opens. Plaintext exists only for the duration of one operation.
 import type { Barrier } from '../../barrier/barrier.js';

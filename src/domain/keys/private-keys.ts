@@ -1,4 +1,4 @@
-// Private keys: creation with their addresses, records, tags and deletion (turnkey-semantics.md §4;
+// Private keys: creation with their addresses, records, tags and deletion (docs/reference/keys.md;
 // swagger v1CreatePrivateKeysIntentV2, v1PrivateKey, v1CreatePrivateKeyTagIntent…). The key is random,
 // sealed in the barrier bound to its row, and its addresses are encoded once at creation.
 import { createTag, tagRecordOf, updateTag, type TagKind } from '../governance/tags.js';
@@ -118,7 +118,7 @@ export async function privateKeyRecords(repos: Repositories, rows: PrivateKeyRow
   }));
 }
 
-/** delete_private_keys (interface-spec.md §3 delete rule): never-exported keys need deleteWithoutExport. */
+/** delete_private_keys (docs/reference/activities.md "Status" delete rule): never-exported keys need deleteWithoutExport. */
 export async function deletePrivateKeys(ctx: ActivityContext, ids: string[], deleteWithoutExport = false) {
   if (ids.length === 0) throw invalid('privateKeyIds must list at least one key');
   const orgId = ctx.organization.id;

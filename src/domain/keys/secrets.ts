@@ -1,8 +1,8 @@
-// Secrets (issue 19 "Secrets"; swagger v1InitImportSecretsIntent, v1ImportSecretParams,
+// Secrets (swagger v1InitImportSecretsIntent, v1ImportSecretParams,
 // v1ExportSecretParams, v1SecretMetadata; @turnkey/http 6.6.0 v1DeleteSecretsIntent; the client side
-// is @turnkey/crypto's encryptSecretToBundle / decryptSecretBundle, turnkey-contract.md §4): arbitrary
+// is @turnkey/crypto's encryptSecretToBundle / decryptSecretBundle, docs/reference/bundles.md): arbitrary
 // secret values (API tokens, passwords) held sealed like keys, arriving and leaving only as HPKE
-// bundles, governed by policies (`secret.*`, turnkey-semantics.md features/secrets.mdx).
+// bundles, governed by policies (`secret.*`, docs/reference/policies.md docs/reference/bundles.md "Secrets").
 //
 // The wire is wallet import and export's (src/domain/keys/export-import.ts, src/crypto/bundles.ts):
 // - init_import_secrets issues `numSecrets` single-use, expiring import targets, each a signed
@@ -13,7 +13,7 @@
 // - export_secrets answers per secret an export envelope {encappedPublic, ciphertext, organizationId}
 //   sealed to the requester's `targetPublicKey`, which decryptSecretBundle opens.
 //
-// Rules (README "Secrets"): a batch holds 1 to 32 secrets and succeeds or fails whole; a value is 1 to
+// Rules (docs/secrets.md "Secrets"): a batch holds 1 to 32 secrets and succeeds or fails whole; a value is 1 to
 // 16,384 bytes; a name, when given, is 1 to 256 characters and unique in the organization; at most
 // 32 static properties, keys unique and 1 to 128 characters, values at most 1,024; an organization
 // holds at most 1,000 secrets (the `secrets` quota, SIGIL_QUOTAS). Values are sealed at
@@ -219,7 +219,7 @@ export async function deleteSecrets(ctx: ActivityContext, p: { secretIds: string
 
 /**
  * What policies see of the secrets an export or delete targets: one `secret` keyword per secret, so
- * the batch is allowed only when every secret is (features/secrets.mdx: "A DENY, or any evaluation
+ * the batch is allowed only when every secret is (docs/reference/bundles.md "Secrets": "A DENY, or any evaluation
  * without an ALLOW outcome, rejects the entire batch"). `secret.id` and `secret.name` ('' when the
  * secret has none) let a policy name one secret; `secret.static_properties` is the documented map.
  * An id that is not a secret of the organization contributes no keyword, so a policy reading

@@ -1,4 +1,4 @@
-// Signing with stored keys (interface-spec.md §4.5; turnkey-semantics.md §5; turnkey-contract.md §6):
+// Signing with stored keys (docs/reference/keys.md "Signing"):
 // resolve `signWith` (wallet account address, private key address, or private key id), decode the
 // payload per encoding, sign with the curve's scheme (ECDSA, Ed25519, BIP340 for Spark, BIP340 with
 // the BIP341 tweak for P2TR), and sign whole transactions per chain. The key is unsealed from its own
@@ -192,7 +192,7 @@ export function signEip7702Authorization(target: SigningTarget, auth: { chainId:
   return { chainId: auth.chainId, address: auth.address.toLowerCase(), nonce: auth.nonce, yParity: BigInt(sig.recovery), r: bytesToBigInt(sig.r), s: bytesToBigInt(sig.s) };
 }
 
-/** The keywords a raw payload exposes to policies: EIP-712 typed data and EIP-7702 authorizations (§1.4). */
+/** The keywords a raw payload exposes to policies: EIP-712 typed data and EIP-7702 authorizations (docs/reference/api.md "Stamps"). */
 export function payloadPolicyKeywords(encoding: string, payload: string): PolicyContext {
   if (encoding === 'PAYLOAD_ENCODING_EIP712') {
     return { eth: { eip_712: eip712PolicyFields(parseTypedData(payload), { markCaseInsensitive: caseInsensitive }) as never } };

@@ -1,4 +1,4 @@
-// Velocity controls (issue 17; @turnkey/http 6.6.0 v1CreateVelocityControlIntent, v1VelocityControl):
+// Velocity controls (docs/velocity-controls.md; @turnkey/http 6.6.0 v1CreateVelocityControlIntent, v1VelocityControl):
 // a named aggregate over time that policies read as `controls.<identifier>`. This file holds what a
 // control is and the rules of create_velocity_control / delete_velocity_control; what counts toward
 // a control and when is src/domain/keys/velocity-limits.ts.

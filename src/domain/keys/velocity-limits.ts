@@ -1,4 +1,4 @@
-// What counts toward velocity controls, and when (issue 17). The semantics, which the reference's
+// What counts toward velocity controls, and when (docs/velocity-controls.md). The semantics, which the reference's
 // public material leaves open:
 //
 // `controls.<identifier>` is a bool: true when the control's aggregate over its window, for the
@@ -31,7 +31,7 @@
 // seconds: never less than the window, at most 1% longer. Older buckets are deleted as they fall
 // out, and a check reads the group's running total (see TOTAL below), not its buckets.
 //
-// Raw signing (issue 32 flaw 7): the transfers a raw payload authorizes cannot be read (it may be
+// Raw signing: the transfers a raw payload authorizes cannot be read (it may be
 // the hash of a transaction, so signing it would move value no control counted). So while a
 // chainAssetTransfer control counts the transfers of a key (its group is the organization, the
 // signing user, or the key's wallet, and it counts raw signing's kind), sign_raw_payload(s) with
@@ -111,7 +111,7 @@ interface Moved {
 }
 
 // The ERC-20 calls that move or commit a holder's tokens, decoded by the ABI decoder eth.tx's
-// contract_call_args use (src/crypto/abi.ts). `approve` counts too (issue 17 lists it): an allowance
+// contract_call_args use (src/crypto/abi.ts). `approve` counts too (docs/velocity-controls.md lists it): an allowance
 // hands the spender the power to move that amount without another signature, so a limit that
 // ignored it would be passed by approving a contract and letting it pull. An approval that lowers or
 // revokes an allowance (amount 0) adds nothing.

@@ -1,5 +1,5 @@
-// HD wallets and their accounts (interface-spec.md §2 "Wallet account", §4.6; turnkey-semantics.md §4;
-// address-rules.md): creation from a fresh or given mnemonic, accounts derived once at creation with
+// HD wallets and their accounts (docs/reference/keys.md "Wallets", docs/reference/keys.md;
+// docs/reference/addresses.md): creation from a fresh or given mnemonic, accounts derived once at creation with
 // their keys sealed per row (signing never re-derives), records, updates and deletion rules.
 import { generateMnemonic, isMnemonicWordCount, mnemonicToSeedAsync, type MnemonicWordCount } from '../../crypto/bip39.js';
 import { assertCurveFitsAddressFormat, encodeAddress } from '../../crypto/addresses/index.js';
@@ -223,7 +223,7 @@ export async function createWallet(
   return prepared.result;
 }
 
-/** Derives more accounts; with persist false only previews their addresses (turnkey-semantics.md §4). */
+/** Derives more accounts; with persist false only previews their addresses (docs/reference/keys.md). */
 export async function createWalletAccounts(
   ctx: ActivityContext,
   p: { walletId: string; accounts: WalletAccountParams[]; persist?: boolean },
@@ -256,7 +256,7 @@ function notExported(what: string, ids: string[]) {
   );
 }
 
-/** delete_wallets (turnkey-semantics.md §4 "Delete"): never-exported wallets need deleteWithoutExport. */
+/** delete_wallets (docs/reference/keys.md "Export, import, delete"): never-exported wallets need deleteWithoutExport. */
 export async function deleteWallets(ctx: ActivityContext, walletIds: string[], deleteWithoutExport = false) {
   if (walletIds.length === 0) throw invalid('walletIds must list at least one wallet');
   const orgId = ctx.organization.id;
@@ -284,7 +284,7 @@ export async function deleteWalletAccounts(ctx: ActivityContext, accountIds: str
   return { walletAccountIds: unique };
 }
 
-/** get_wallet_account by address or by path (interface-spec.md §4.6). */
+/** get_wallet_account by address or by path (docs/reference/api.md "Queries"). */
 export async function findWalletAccount(repos: Repositories, organizationId: string, walletId: string, by: { address?: string; path?: string }) {
   await requireWallet(repos, organizationId, walletId);
   if (by.address) {

@@ -34,7 +34,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('name', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    // A path is used once per wallet (address-rules.md); names are unique in the organization.
+    // A path is used once per wallet (docs/reference/addresses.md); names are unique in the organization.
     .addUniqueConstraint('wallet_accounts_wallet_path', ['wallet_id', 'path_key'])
     .addUniqueConstraint('wallet_accounts_org_name', ['organization_id', 'name'])
     .execute();

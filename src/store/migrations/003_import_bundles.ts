@@ -1,6 +1,6 @@
 // Migration 003: import bundles issued by init_import_wallet / init_import_private_key. Each holds
 // the sealed private half of its target key, is bound to one organization and user, expires, and
-// can be used once (turnkey-contract.md §4.4).
+// can be used once (docs/reference/bundles.md).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,5 @@
-// Migration 004: policies (turnkey-semantics.md §1.1; swagger v1Policy), smart contract interfaces
-// (§7; swagger externaldatav1SmartContractInterface) and the per-vote policy evaluations the policy
+// Migration 004: policies (docs/reference/policies.md; swagger v1Policy), smart contract interfaces
+// (docs/reference/organizations.md; swagger externaldatav1SmartContractInterface) and the per-vote policy evaluations the policy
 // engine records (swagger externalactivityv1PolicyEvaluation). Expressions are stored as the caller
 // wrote them; they are compiled when written (to refuse bad ones) and again, cached, when evaluated.
 import type { Kysely } from 'kysely';
@@ -18,7 +18,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('notes', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    // "policy label must be unique" (§1.1); the constraint also settles concurrent creations.
+    // "policy label must be unique" (docs/reference/policies.md); the constraint also settles concurrent creations.
     .addUniqueConstraint('policies_org_name', ['organization_id', 'name'])
     .execute();
   await db.schema.createIndex('policies_org_created').on('policies').columns(['organization_id', 'created_at', 'id']).execute();

@@ -1,5 +1,5 @@
-// Migration 006: authenticators (passkeys), the WebAuthn credentials of users (interface-spec.md §2
-// "Authenticator"; turnkey-contract.md §1.3). A credential id is unique within an organization; the
+// Migration 006: authenticators (passkeys), the WebAuthn credentials of users (docs/reference/activities.md "The record"
+// "Authenticator"; docs/reference/api.md "Stamps"). A credential id is unique within an organization; the
 // same passkey may be registered in a parent and in one of its sub-organizations.
 import type { Kysely } from 'kysely';
 

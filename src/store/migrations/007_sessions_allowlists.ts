@@ -1,5 +1,5 @@
-// Migration 007: IP allowlists (turnkey-semantics.md §7; swagger v1IpAllowlist, v1SetIpAllowlistIntent)
-// and OAuth providers (§6 "OAuth / OIDC"; swagger v1OauthProvider). Session keys need no table of
+// Migration 007: IP allowlists (docs/reference/organizations.md; swagger v1IpAllowlist, v1SetIpAllowlistIntent)
+// and OAuth providers (docs/reference/sessions.md "Login activities"; swagger v1OauthProvider). Session keys need no table of
 // their own: they are expiring API keys whose credential_type says which flow made them
 // (CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256, CREDENTIAL_TYPE_LOGIN).
 import type { Kysely } from 'kysely';

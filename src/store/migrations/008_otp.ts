@@ -1,4 +1,4 @@
-// Migration 008: one-time codes (turnkey-semantics.md §6 "OTP (current)"; swagger v1InitOtpIntentV3,
+// Migration 008: one-time codes (docs/reference/sessions.md "OTP"; swagger v1InitOtpIntentV3,
 // v1VerifyOtpIntentV2, v1OtpLoginIntentV2). A row is one code sent to one contact: the code itself
 // only as a salted hash, the HPKE target key of its otpEncryptionTargetBundle sealed by the barrier,
 // the attempt count (3 per code), and, once verified, the id of the verification token it produced

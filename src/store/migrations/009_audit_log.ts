@@ -1,4 +1,4 @@
-// Migration 009: the hash-chained audit log (issue 8 part 5; the chain is described in
+// Migration 009: the hash-chained audit log (docs/operator-guide.md; the chain is described in
 // src/audit/chain.ts). seq is assigned by Sigil as the last seq + 1 inside the appending
 // transaction; the primary key makes two concurrent appenders of the same seq conflict, and the
 // loser retries (src/store/repositories/audit-log.ts). No autoincrement, so both dialects agree.

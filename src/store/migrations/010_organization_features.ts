@@ -1,4 +1,4 @@
-// Migration 010: organization features (turnkey-semantics.md §2 "Organization features"), set and
+// Migration 010: organization features (docs/reference/organizations.md "Organizations"), set and
 // removed only by the root quorum.
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// Migration 011: OAuth 2.0 credentials (turnkey-semantics.md §7 "OAuth 2.0 credentials"; swagger
+// Migration 011: OAuth 2.0 credentials (docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"; swagger
 // v1Oauth2Credential): the client id and secret an organization registered with an OAuth2-only
 // provider (X, Discord), which oauth2_authenticate uses to exchange authorization codes.
 import type { Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-// Migration 013: request rate limits (turnkey-semantics.md §8 "Rate limits"; issue 8 part 3). One
+// Migration 013: request rate limits (docs/reference/api.md "Limits"; docs/operator-guide.md). One
 // token bucket per row, shared by every Sigil process on the database: `bucket` names what is
 // limited ('org:<organizationId>' or 'key:<organizationId>:<public key>'), `tokens` is the level
 // after the last request, `updated_at` when it was computed. The bucket's rate and capacity are

@@ -2,10 +2,10 @@
 //  - users.email_verified_at / phone_number_verified_at: when an OTP verification token proved the
 //    user holds that contact (create_sub_organization with verificationToken, otp_login, an
 //    attested login, update_user_email/phone with a token); list_verified_suborgs filters on it
-//    (turnkey-semantics.md §6 "OTP (current)": tokens "mark contact verified").
+//    (docs/reference/sessions.md "OTP": tokens "mark contact verified").
 //  - otps.token_signup_used_at: a verification token is spent once for a login and once for a
 //    signup (the @turnkey/core OTP flow verifies once, signs up with the token, then logs in with it).
-//  - auth_proxy_configs: what the auth proxy acts on (turnkey-contract.md §5): the parent
+//  - auth_proxy_configs: what the auth proxy acts on (docs/reference/auth-proxy.md): the parent
 //    organization, the proxy's own user and P-256 API key (private key sealed by the barrier) and
 //    its settings as JSON.
 import type { Kysely } from 'kysely';

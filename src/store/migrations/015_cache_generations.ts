@@ -1,4 +1,4 @@
-// Migration 015: cache generations (issue 14, DESIGN.md "The hot path": what rarely changes is served
+// Migration 015: cache generations (docs/design.md "The hot path": what rarely changes is served
 // from memory, with an invalidation that is correct across processes on one database). Every write
 // to a table the in-process read cache serves from bumps `cache_generations.generation` of the row's
 // organization, in the same transaction, by a trigger — so no write path (an activity, the CLI,

@@ -1,4 +1,4 @@
-// Migration 016: the audit log as streams (issue 14; src/audit/chain.ts describes the scheme). Each
+// Migration 016: the audit log as streams (docs/design.md "The hot path"; src/audit/chain.ts describes the scheme). Each
 // serving process appends to a stream of its own, so no writer of the deployment waits for another
 // to take a shared head: `audit_entries` is keyed by (stream, seq), every entry MACed with a key
 // derived from the deployment's data key and chained to the previous entry of its stream.

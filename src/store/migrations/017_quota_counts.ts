@@ -1,4 +1,4 @@
-// Migration 017: quota counters (issue 14: "a counter instead of count(*)"). Each organization's
+// Migration 017: quota counters ("a counter instead of count(*)"). Each organization's
 // number of users, policies, wallets, private keys and tags is kept in `quota_counts`, maintained by
 // triggers on insert and delete (so no write path can forget it) and filled once from the tables. A
 // create reads its counter with a row lock (QuotasRepo.lockCount) instead of counting every row

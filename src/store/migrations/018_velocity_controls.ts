@@ -1,4 +1,4 @@
-// Migration 018: velocity controls (issue 17; @turnkey/http 6.6.0 v1VelocityControl). Three tables:
+// Migration 018: velocity controls (docs/velocity-controls.md; @turnkey/http 6.6.0 v1VelocityControl). Three tables:
 //
 // - `velocity_controls`: the controls of an organization, as created (data source and aggregation
 //   kept as the JSON the client sent, checked by src/domain/keys/velocity-controls.ts). The request

@@ -1,4 +1,4 @@
-// Migration 019: MFA policies (issue 19; swagger v1MfaPolicy, v1MfaStatus). Two tables:
+// Migration 019: MFA policies (swagger v1MfaPolicy, v1MfaStatus). Two tables:
 //
 // - `mfa_policies`: a user's MFA policies (condition in the policy language, the ordered steps of
 //   required authentication methods as the JSON the client sent, checked by src/domain/identity/mfa-policies.ts).

@@ -1,4 +1,4 @@
-// Migration 020: session profiles (issue 19; swagger v1SessionProfile, v1CreateSessionProfileIntent,
+// Migration 020: session profiles (swagger v1SessionProfile, v1CreateSessionProfileIntent,
 // externaldatav1Credential.sessionProfileId).
 //
 // - `session_profiles`: the profiles an organization created. Immutable (the API has no update or

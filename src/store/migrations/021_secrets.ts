@@ -1,4 +1,4 @@
-// Migration 021: secrets (issue 19 "Secrets"; swagger v1ImportSecretParams / v1SecretMetadata,
+// Migration 021: secrets (swagger v1ImportSecretParams / v1SecretMetadata,
 // @turnkey/http 6.6.0 v1DeleteSecretsIntent). Two changes:
 //
 // - `secrets`: arbitrary secret values (API tokens, passwords) an organization imported. The value is

@@ -1,4 +1,4 @@
-// Migration 022: invitations and email events (issue 19, "Invitations" and "list_email_events";
+// Migration 022: invitations and email events (docs/sessions-and-logins.md "Invitations", "Email events";
 // swagger v1Invitation, v1EmailEvent). Two tables:
 //
 // - `invitations`: one row per invitation create_invitations made. The accept token the invitee was

@@ -1,4 +1,4 @@
-// Migration 023: webhooks (issue 18; newest swagger v1WebhookEndpointData, v1WebhookSubscriptionParams).
+// Migration 023: webhooks (newest swagger v1WebhookEndpointData, v1WebhookSubscriptionParams).
 // Two tables:
 //
 // - `webhook_endpoints`: an organization's endpoints with their subscriptions (the JSON array of

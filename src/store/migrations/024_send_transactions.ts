@@ -1,4 +1,4 @@
-// Migration 024: broadcasting (issue 18; swagger v1GetSendTransactionStatusResponse, README
+// Migration 024: broadcasting (swagger v1GetSendTransactionStatusResponse, docs/broadcasting.md
 // "Broadcasting"). Two tables:
 //
 // - `send_transactions`: one row per transaction Sigil broadcast (eth_send_transaction,

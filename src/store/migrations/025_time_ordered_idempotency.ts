@@ -1,4 +1,4 @@
-// Migration 025: idempotency keyed in time order (issue 14; turnkey-semantics.md §3).
+// Migration 025: idempotency keyed in time order (docs/design.md "The hot path"; docs/reference/activities.md).
 //
 // A submission is idempotent by its fingerprint, sha256 of the raw body. The body carries its own
 // `timestampMs`, so two submissions with one fingerprint also have one `timestamp_ms`: uniqueness

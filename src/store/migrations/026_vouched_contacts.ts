@@ -1,4 +1,4 @@
-// Migration 026: contacts a parent organization vouches for (issue 32 flaw 1; README "Email and SMS
+// Migration 026: contacts a parent organization vouches for (docs/compatibility.md "Email and SMS
 // logins through the parent").
 //
 // A login through the parent (otp_login, the attested stamp_login, otp_auth, email_auth) finds the

@@ -1,4 +1,4 @@
-// Migration 027: fair tracking of sends (issue 32 flaw 3; README "Broadcasting", "Tracking").
+// Migration 027: fair tracking of sends (docs/broadcasting.md "Tracking").
 //
 // The tracker used to read the deployment's 500 oldest unfinished sends, so one organization with
 // 500 sends that never settle (raw transactions with a nonce gap wait in the node's pool for ever)

@@ -1,5 +1,5 @@
 // Migration 030: lookups of an end user's sub-organization that stay one index read at a million
-// sub-organizations (issue 34; list_suborgs / list_verified_suborgs filters, turnkey-semantics.md §2,
+// sub-organizations (list_suborgs / list_verified_suborgs filters, docs/reference/organizations.md,
 // and the auth proxy's `account`, which is list_suborgs).
 //
 // Before it, list_suborgs by email, phone number, user name or wallet address had no index on the

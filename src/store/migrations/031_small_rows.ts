@@ -1,4 +1,4 @@
-// Migration 031: smaller rows per end user on PostgreSQL (issue 34, "small rows"; measured by
+// Migration 031: smaller rows per end user on PostgreSQL (measured by
 // bench/scale.mjs, bytes per end user by table and index).
 //
 // 1. One cache generation write per organization per transaction. Migration 015's trigger added 1 to

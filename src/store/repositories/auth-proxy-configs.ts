@@ -1,4 +1,4 @@
-// Auth proxy configurations (migration 014; turnkey-contract.md §5): looked up by id on every
+// Auth proxy configurations (migration 014; docs/reference/auth-proxy.md): looked up by id on every
 // auth proxy request, created and listed by the operator CLI.
 import type { Kysely, Selectable } from 'kysely';
 import type { AuthProxyConfigTable, Database } from '../schema.js';

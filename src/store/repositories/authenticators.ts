@@ -1,5 +1,5 @@
 // Authenticators (passkeys; credentials of type CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR). SQL for the
-// `authenticators` table (migration 006; interface-spec.md §2 "Authenticator").
+// `authenticators` table (migration 006; docs/reference/organizations.md "Users and credentials").
 import type { Kysely, Selectable } from 'kysely';
 import { UserOwnedRepo } from './org-scoped.js';
 import type { AuthenticatorTable, Database } from '../schema.js';

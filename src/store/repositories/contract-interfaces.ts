@@ -1,5 +1,5 @@
 // Smart contract interfaces (ABIs and IDLs). SQL for the `smart_contract_interfaces` table
-// (turnkey-semantics.md §7; swagger externaldatav1SmartContractInterface).
+// (docs/reference/organizations.md; swagger externaldatav1SmartContractInterface).
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, SmartContractInterfaceTable } from '../schema.js';
 

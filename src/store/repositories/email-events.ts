@@ -1,4 +1,4 @@
-// Email events (migration 022; issue 19 "list_email_events"): SQL for the `email_events` table,
+// Email events (migration 022): SQL for the `email_events` table,
 // written once per step of a message by the delivery layer and read newest first by recipient.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, EmailEventTable } from '../schema.js';

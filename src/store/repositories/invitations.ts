@@ -1,4 +1,4 @@
-// Invitations (migration 022; issue 19 "Invitations"): SQL for the `invitations` table. Status
+// Invitations (migration 022): SQL for the `invitations` table. Status
 // changes are compare-and-set on `status = INVITATION_STATUS_CREATED`, so of an accept and a revoke
 // racing (or two accepts of one token) exactly one wins, on both stores.
 import type { Kysely, Selectable } from 'kysely';

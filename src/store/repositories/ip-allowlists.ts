@@ -1,4 +1,4 @@
-// IP allowlists of organizations and of single API keys (turnkey-semantics.md §7). SQL for the
+// IP allowlists of organizations and of single API keys (docs/reference/organizations.md). SQL for the
 // `ip_allowlists` table. The organization-level list is stored with public_key ''.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, IpAllowlistTable } from '../schema.js';

@@ -1,5 +1,5 @@
 // MFA policies and the MFA state of activities. SQL for the `mfa_policies` and `activity_mfa`
-// tables (migration 019; issue 19). `activity_mfa` rows are written with the activity's record and
+// tables (migration 019). `activity_mfa` rows are written with the activity's record and
 // updated by approvals under the activity's vote lock (src/activity/votes.ts).
 import type { Kysely, Selectable } from 'kysely';
 import type { ActivityMfaTable, Database, MfaPolicyTable } from '../schema.js';

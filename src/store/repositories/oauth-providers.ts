@@ -1,5 +1,5 @@
 // OAuth providers: the OIDC identities (issuer, audience, subject) users log in with
-// (turnkey-semantics.md §6 "OAuth / OIDC"). SQL for the `oauth_providers` table.
+// (docs/reference/sessions.md "Login activities"). SQL for the `oauth_providers` table.
 import type { Kysely, Selectable } from 'kysely';
 import { UserOwnedRepo } from './org-scoped.js';
 import type { Database, OauthProviderTable } from '../schema.js';

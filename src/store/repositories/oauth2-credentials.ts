@@ -1,4 +1,4 @@
-// OAuth 2.0 credentials of an organization (turnkey-semantics.md §7 "OAuth 2.0 credentials"). SQL for
+// OAuth 2.0 credentials of an organization (docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"). SQL for
 // the `oauth2_credentials` table; the client secret column holds barrier ciphertext only.
 import type { Kysely, Selectable } from 'kysely';
 import { OrganizationScopedRepo } from './org-scoped.js';

@@ -181,7 +181,7 @@ export class OrganizationsRepo {
   async setRootQuorum(id: string, threshold: number, userIds: string[], now: number): Promise<void> {
     // A row that already says so is left alone: a new sub-organization is inserted with its quorum's
     // threshold and time, and on PostgreSQL an update that changes nothing still leaves a dead row
-    // version per organization (issue 34, small rows).
+    // version per organization (small rows).
     await this.db
       .updateTable('organizations')
       .set({ root_quorum_threshold: threshold, updated_at: now })

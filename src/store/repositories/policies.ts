@@ -1,5 +1,5 @@
 // Policies and their recorded evaluations. SQL for the `policies` and `policy_evaluations` tables
-// (turnkey-semantics.md §1.1; swagger v1Policy, externalactivityv1PolicyEvaluation).
+// (docs/reference/policies.md; swagger v1Policy, externalactivityv1PolicyEvaluation).
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PolicyEvaluationTable, PolicyTable } from '../schema.js';
 

@@ -1,4 +1,4 @@
-// Counts of the resources an organization's quotas cover (kept by migration 017's and 021's triggers) (turnkey-semantics.md §8 "Resource limits";
+// Counts of the resources an organization's quotas cover (kept by migration 017's and 021's triggers) (docs/reference/api.md "Limits";
 // src/domain/governance/quotas.ts declares the limits). SQL only: which table a quota counts is decided here.
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';

@@ -1,4 +1,4 @@
-// Secrets an organization imported (issue 19 "Secrets"). SQL for the `secrets` table (migration 021).
+// Secrets an organization imported. SQL for the `secrets` table (migration 021).
 // Values are barrier ciphertext; nothing here opens them.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, SecretTable } from '../schema.js';

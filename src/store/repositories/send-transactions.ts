@@ -1,5 +1,5 @@
 // Broadcast transactions and nonce allocation. SQL for the `send_transactions` and `evm_nonces`
-// tables (migration 024; issue 18, README "Broadcasting").
+// tables (migration 024; docs/broadcasting.md "Broadcasting").
 //
 // Nonces: `lockNonce` takes the (chain, address) row's lock until the transaction ends (an upsert,
 // so the row need not exist; PostgreSQL holds the row lock, SQLite's write transaction already

@@ -1,4 +1,4 @@
-// Session profiles (issue 19; swagger v1SessionProfile). SQL for the `session_profiles` table
+// Session profiles (swagger v1SessionProfile). SQL for the `session_profiles` table
 // (migration 020). Reads take a list of organizations because a sub-organization reads and uses
 // its parent's profiles as well as its own.
 import type { Kysely, Selectable } from 'kysely';

@@ -1,5 +1,5 @@
 // Velocity controls and what counted toward them. SQL for the `velocity_controls`,
-// `velocity_groups` and `velocity_counts` tables (migration 018; issue 17).
+// `velocity_groups` and `velocity_counts` tables (migration 018; docs/velocity-controls.md).
 //
 // A reservation (src/domain/keys/velocity-limits.ts) runs in a transaction: `lockGroup` takes the
 // group's row lock first (an upsert, so the row need not exist), then the bucket amounts are read

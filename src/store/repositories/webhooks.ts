@@ -1,5 +1,5 @@
 // Webhook endpoints and the webhook outbox: SQL for `webhook_endpoints` and `webhook_deliveries`
-// (migration 023; issue 18).
+// (migration 023).
 //
 // Claiming (the dispatcher, src/domain/governance/webhook-dispatcher.ts): a row is tried by one process at a
 // time. `claim` sets a lease on due pending rows in one statement; on PostgreSQL the rows are picked
