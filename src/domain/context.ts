@@ -6,6 +6,7 @@ import type { Barrier } from '../barrier/barrier.js';
 import type { P256Signer } from '../crypto/p256.js';
 import type { AppProofKey } from '../crypto/app-proofs.js';
 import type { Broadcasting } from './keys/broadcasting.js';
+import type { SolanaSends } from './keys/solana-sends.js';
 
 export interface ApiKeyCredential {
   kind: 'api_key';
@@ -157,6 +158,8 @@ export interface Services {
   delivery?: Delivery;
   /** Broadcasting and tracking of EVM transactions (eth_send_transaction); absent in processes that send none. */
   broadcasting?: Broadcasting;
+  /** Broadcasting and tracking of Solana transactions (sol_send_transaction); absent in processes that send none. */
+  solanaSends?: SolanaSends;
   /** Webhook destinations and the dispatcher; absent in processes that deliver none (the CLI). */
   webhooks?: WebhookServices;
 }
