@@ -312,6 +312,50 @@ describe('sol_send_transaction', () => {
     }
   });
 
+  it('sends count toward velocity controls as signed transactions do: a SOL limit stops the send that would pass it', async () => {
+    const api = sdkServerClient(sigil);
+    const carolKey = newKey();
+    const { userIds } = await api.createUsers({
+      users: [{ userName: 'solana carol', apiKeys: [{ apiKeyName: 'k', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    const allow = await api.createPolicy({ policyName: 'carol signs', effect: 'EFFECT_ALLOW', condition: "activity.action == 'SIGN'", consensus: `approvers.any(user, user.id == '${userIds[0]}')`, notes: '' });
+    const control = await httpClient(sigil).createVelocityControl({
+      type: 'ACTIVITY_TYPE_CREATE_VELOCITY_CONTROL',
+      timestampMs: String(Date.now()),
+      organizationId: orgId,
+      parameters: {
+        name: 'carol sol',
+        identifier: 'carol_sol',
+        dataSource: { chainAssetTransfer: { definition: [{ caip19: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/slip44:501', decimals: '9' }] } },
+        aggregation: {
+          method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM',
+          operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL',
+          threshold: '2.5',
+          window: { infinite: {} },
+          groupBy: { user: {} },
+        },
+      } as never,
+    });
+    const velocityControlId = control.activity.result.createVelocityControlResult!.velocityControlId;
+    const deny = await api.createPolicy({ policyName: 'carol sends at most 2.5 SOL', effect: 'EFFECT_DENY', condition: '!controls.carol_sol', notes: '' });
+    try {
+      const carol = sdkServerClient(sigil, carolKey);
+      const to = Keypair.generate().publicKey;
+      const SOL = LAMPORTS_PER_SOL;
+      const sendSol = (lamports: number) =>
+        carol.solSendTransaction({ unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports })]), signWiths: [payer.toBase58()], caip2: CAIP2 } as never);
+      expect(await finalStatus((await sendSol(1.5 * SOL)).sendTransactionStatusId)).toEqual(expect.objectContaining({ txStatus: 'INCLUDED' }));
+      await expect(sendSol(1.5 * SOL)).rejects.toThrow(/denied/i);
+      expect(await finalStatus((await sendSol(1 * SOL)).sendTransactionStatusId)).toEqual(expect.objectContaining({ txStatus: 'INCLUDED' }));
+      await expect(sendSol(1)).rejects.toThrow(/denied/i);
+      expect(await connection.getBalance(to)).toBe(2.5 * SOL);
+    } finally {
+      await api.deletePolicy({ policyId: deny.policyId });
+      await api.deletePolicy({ policyId: allow.policyId });
+      await httpClient(sigil).deleteVelocityControl({ type: 'ACTIVITY_TYPE_DELETE_VELOCITY_CONTROL', timestampMs: String(Date.now()), organizationId: orgId, parameters: { velocityControlId } });
+    }
+  });
+
   it('a cluster without an RPC is refused, naming the setting', async () => {
     await expect(
       sdkServerClient(sigil).solSendTransaction({ unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: payer, lamports: 1 })]), signWiths: [payer.toBase58()], caip2: 'solana:mainnet' } as never),
