@@ -22,7 +22,7 @@ import {
   getAccount,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { startSolanaNode, type SolanaNode } from '../helpers/solana-rpc.js';
 
@@ -360,6 +360,21 @@ describe('sol_send_transaction', () => {
     await expect(
       sdkServerClient(sigil).solSendTransaction({ unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: payer, lamports: 1 })]), signWiths: [payer.toBase58()], caip2: 'solana:mainnet' } as never),
     ).rejects.toThrow(/SIGIL_SOLANA_RPC_MAINNET/);
+  });
+});
+
+describe('SIGIL_SOLANA_RPC_<cluster>', () => {
+  it('is shown by sigil config, https unless the host is listed, and names only known clusters', () => {
+    const config = (env: Record<string, string>) => runSigil(['config', '--data-dir', sigil.dataDir], { ...sigil.env, ...env });
+    const shown = JSON.parse(config({ SIGIL_SOLANA_RPC_MAINNET: 'https://sol.example.com/rpc' }).stdout);
+    expect(shown.solanaRpcUrls).toEqual({ 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp': 'https://sol.example.com/rpc', 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1': `${node.url}/` });
+    const plain = config({ SIGIL_SOLANA_RPC_MAINNET: 'http://sol.example.com/rpc' });
+    expect(plain.status).toBe(1);
+    expect(plain.stderr).toMatch(/SIGIL_SOLANA_RPC_MAINNET must be an https URL \(plain http only for hosts listed in SIGIL_EVM_RPC_HTTP_HOSTS/);
+    expect(config({ SIGIL_SOLANA_RPC_MAINNET: 'http://sol.example.com/rpc', SIGIL_EVM_RPC_HTTP_HOSTS: 'sol.example.com,loopback' }).status).toBe(0);
+    const unknown = config({ SIGIL_SOLANA_RPC_TESTNETX: 'https://sol.example.com/rpc' });
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/unknown Solana cluster "TESTNETX"/);
   });
 });
 
