@@ -44,7 +44,9 @@ export const solSendTransactionOp = defineActivity<SolSendTransactionParams, { s
   load: async (ctx, p) => Object.freeze(await solanaSends(ctx).prepare(ctx, p)),
   loadCallsNode: true,
   policyContext: async (ctx, _p, prepared) => {
-    const contexts = await Promise.all(prepared.signers.map((target, i) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, prepared.parsed[i])));
+    // One `solana.tx` (the same object) in every signer's context: it is one transaction, so velocity
+    // controls count its transfers once however many of the organization's keys sign it.
+    const contexts = await Promise.all(prepared.signers.map((target) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, prepared.parsed[0])));
     return contexts.length === 1 ? contexts[0] : contexts;
   },
   execution: 'pure',

@@ -344,7 +344,13 @@ describe('sol_send_transaction', () => {
       const SOL = LAMPORTS_PER_SOL;
       const sendSol = (lamports: number) =>
         carol.solSendTransaction({ unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports })]), signWiths: [payer.toBase58()], caip2: CAIP2 } as never);
-      expect(await finalStatus((await sendSol(1.5 * SOL)).sendTransactionStatusId)).toEqual(expect.objectContaining({ txStatus: 'INCLUDED' }));
+      // Signed by two of the organization's keys, judged once per signer, counted once: 1.5 SOL, not 3.
+      const twoSigners = await carol.solSendTransaction({
+        unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: cosigner, toPubkey: to, lamports: 1.5 * SOL })]),
+        signWiths: [payer.toBase58(), cosigner.toBase58()],
+        caip2: CAIP2,
+      } as never);
+      expect(await finalStatus(twoSigners.sendTransactionStatusId)).toEqual(expect.objectContaining({ txStatus: 'INCLUDED' }));
       await expect(sendSol(1.5 * SOL)).rejects.toThrow(/denied/i);
       expect(await finalStatus((await sendSol(1 * SOL)).sendTransactionStatusId)).toEqual(expect.objectContaining({ txStatus: 'INCLUDED' }));
       await expect(sendSol(1)).rejects.toThrow(/denied/i);
