@@ -6,8 +6,9 @@ import { pino, type Logger } from 'pino';
 import { decodedViewOf } from '../domain/keys/decoded-approvals.js';
 import { ActivityRecords } from '../activity/reader.js';
 import { WaitingActivities } from '../activity/waiting.js';
-import { evmFeeCapSetting, evmRpcSetting, type Config } from '../config/config.js';
+import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
+import { SolanaSends } from '../domain/keys/solana-sends.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
@@ -157,6 +158,21 @@ export async function openServing({ config, logger, sink, store, deployment, por
       wake: () => dispatcher.wake(),
     },
   };
+  // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the EVM sends' table and recorder.
+  services.solanaSends = new SolanaSends({
+    repos: store.repos,
+    background: store.background,
+    transaction: (fn) => store.transaction(fn),
+    rpcUrls: config.solanaRpcUrls,
+    cluster: solanaCluster,
+    rpcSetting: solanaRpcSetting,
+    statuses: services.broadcasting!,
+    pollIntervalMs: config.evmPollIntervalMs,
+    rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
+    newId,
+    wakeWebhooks: () => dispatcher.wake(),
+    log: logger,
+  });
   await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
   const pipeline = new Pipeline({ store, registry, config, services, records, velocityClock: testVelocityClock(config, logger) });
   const ready = async () => {
@@ -251,12 +267,14 @@ export async function openServing({ config, logger, sink, store, deployment, por
       dispatcher.start();
       logger.info({ store: store.dialect, location: store.location }, 'sigil started');
       services.broadcasting?.start();
+      services.solanaSends?.start();
     },
     close: async (timeoutMs, onDrained) => {
       // Stop accepting, let in-flight requests finish; the database stays open.
       const drained = await drainServers([api, proxy, framesApp], timeoutMs);
       onDrained?.(drained);
       await services.broadcasting?.stop();
+      await services.solanaSends?.stop();
       // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
       await dispatcher.stop();
       // The stream's last entries get their checkpoint while the key that signs it is still here.

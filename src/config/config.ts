@@ -191,6 +191,14 @@ export interface Config {
   evmFeeCaps: { default: EvmFeeCap; chains: Record<string, Partial<EvmFeeCap>> };
   evmRawSendTtlSeconds: number;
   /**
+   * The Solana JSON-RPC endpoint sol_send_transaction uses, per cluster (docs/broadcasting.md
+   * "Solana"): SIGIL_SOLANA_RPC_MAINNET and SIGIL_SOLANA_RPC_DEVNET, keyed here by the cluster's
+   * canonical CAIP-2 id. https unless the host is listed in SIGIL_EVM_RPC_HTTP_HOSTS (the same rule
+   * as the EVM nodes: the node's blockhash decides what Sigil signs). A cluster absent here is
+   * refused by name.
+   */
+  solanaRpcUrls: Record<string, string>;
+  /**
    * Webhook delivery (docs/webhooks.md "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
    * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
    * although not public, and allowed over plain http; empty by default. Retries: the delay after the
@@ -375,6 +383,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     ...oidcConfig(env),
     testVelocityClockFile: testClock(env),
     evmRpcUrls: evmRpcUrls(env),
+    solanaRpcUrls: solanaRpcUrls(env),
     evmAssets: evmAssets(env, evmRpcUrls(env)),
     evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
     evmRpcHttpHosts: evmRpcHttpHosts(env),
@@ -420,6 +429,39 @@ function evmRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
   for (const [name, value] of Object.entries(env)) {
     const m = /^SIGIL_EVM_RPC_(\d+)$/.exec(name);
     if (m && value) out[`eip155:${m[1]}`] = rpcUrl(name, value, httpHosts);
+  }
+  return out;
+}
+
+/**
+ * The Solana clusters the API's caip2 accepts, by the name their setting carries; the aliases
+ * (`solana:mainnet`, `solana:devnet`) and the longer genesis-hash forms name the same cluster.
+ */
+export const SOLANA_CLUSTERS: Record<string, { caip2: string; aliases: string[] }> = {
+  MAINNET: { caip2: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', aliases: ['solana:mainnet', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d'] },
+  DEVNET: { caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', aliases: ['solana:devnet', 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG'] },
+};
+
+/** The canonical CAIP-2 id of a Solana cluster named any way the API accepts; undefined for others. */
+export function solanaCluster(caip2: string): { name: string; caip2: string } | undefined {
+  for (const [name, c] of Object.entries(SOLANA_CLUSTERS)) if (c.caip2 === caip2 || c.aliases.includes(caip2)) return { name, caip2: c.caip2 };
+  return undefined;
+}
+
+/** Names the setting that configures a cluster's RPC, for the error that refuses a cluster without one. */
+export function solanaRpcSetting(caip2: string): string {
+  return `SIGIL_SOLANA_RPC_${solanaCluster(caip2)?.name ?? '<MAINNET|DEVNET>'}`;
+}
+
+function solanaRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  const httpHosts = evmRpcHttpHosts(env);
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^SIGIL_SOLANA_RPC_([A-Z0-9_]+)$/.exec(name);
+    if (!m || !value) continue;
+    const cluster = SOLANA_CLUSTERS[m[1]];
+    if (!cluster) throw new Error(`${name}: unknown Solana cluster "${m[1]}"; set SIGIL_SOLANA_RPC_MAINNET or SIGIL_SOLANA_RPC_DEVNET`);
+    out[cluster.caip2] = rpcUrl(name, value, httpHosts);
   }
   return out;
 }

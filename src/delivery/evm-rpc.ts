@@ -49,7 +49,7 @@ function callObject(c: EvmCall): Record<string, string> {
 const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** The body of `response`, refused once it passes `limit` bytes (the rest is not read). */
-async function boundedText(response: Response, limit: number): Promise<string> {
+export async function boundedText(response: Response, limit: number): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (declared > limit) {
     await response.body?.cancel().catch(() => undefined);

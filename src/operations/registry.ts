@@ -31,8 +31,9 @@ import * as mfaPolicies from './mfa-policies.js';
 import * as invitations from './invitations.js';
 import * as webhooks from './webhooks.js';
 import * as broadcasting from './broadcasting.js';
+import * as solanaSends from './solana-sends.js';
 
-const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, sessionProfiles, secrets, mfaPolicies, invitations, webhooks, broadcasting];
+const MODULES: Record<string, unknown>[] = [activities, apiKeys, appProofs, authenticators, consensus, exportImport, policies, organizations, privateKeys, signing, userTags, users, wallets, sessions, ipAllowlists, oauthProviders, otp, oauth, emailAuth, oauth2Credentials, velocityControls, sessionProfiles, secrets, mfaPolicies, invitations, webhooks, broadcasting, solanaSends];
 
 function collect(): Declaration[] {
   const out: Declaration[] = [];

@@ -399,3 +399,16 @@ export function signSolanaTransaction(unsigned: string | SolanaTransaction, keys
   if (signed === 0) throw new TransactionError('solana', 'NO_MATCHING_SIGNER', 'the signing key is not a required signer of this transaction');
   return serializeSolanaTransaction({ ...tx, signatures });
 }
+
+/**
+ * The transaction with its message's recent blockhash replaced (sol_send_transaction fills it from
+ * the cluster) and every signature slot cleared, since a signature over the old message is void.
+ */
+export function withRecentBlockhash(tx: SolanaTransaction, blockhash: Uint8Array): SolanaTransaction {
+  if (blockhash.length !== 32) throw new TransactionError('solana', 'INVALID_TRANSACTION', 'a recent blockhash is 32 bytes');
+  // The blockhash follows the version prefix, the 3-byte header and the static account keys.
+  const at = (tx.version === 0 ? 1 : 0) + 3 + encodeShortvec(tx.staticAccountKeys.length).length + 32 * tx.staticAccountKeys.length;
+  const message = tx.message.slice();
+  message.set(blockhash, at);
+  return { ...tx, recentBlockhash: blockhash.slice(), message, signatures: tx.signatures.map(() => new Uint8Array(64)) };
+}

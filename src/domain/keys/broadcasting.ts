@@ -64,6 +64,8 @@ export interface TxError {
   message: string;
   revertChain?: RevertChainEntry[];
   eth?: { revertChain: RevertChainEntry[] };
+  /** v1SolanaFailureDetails (sol_send_transaction; src/domain/keys/solana-sends.ts). */
+  solana?: { source?: string; rpcCode?: number; rpcMessage?: string; transactionErrorJson?: string; logs?: string[] };
 }
 
 /**
@@ -83,7 +85,9 @@ export interface SendTransactionStatusEvent {
     nonce: string | null;
     previousTxStatus: TxStatus | null;
     txStatus: TxStatus;
-    eth: { txHash: string };
+    eth?: { txHash: string };
+    /** A Solana send (sol_send_transaction) names its transaction by its first signature instead. */
+    solana?: { signature: string };
     txError?: string;
     error?: TxError;
     timestampMs: string;
@@ -322,7 +326,7 @@ export class Broadcasting {
         nonce: nonce === null ? null : String(nonce),
         previousTxStatus: from,
         txStatus: to,
-        eth: { txHash: row.tx_hash },
+        ...chainStatus(row),
         ...(opts.error ? { txError: opts.error.message, error: opts.error } : {}),
         timestampMs: String(at),
       },
@@ -652,7 +656,7 @@ export class Broadcasting {
     const error = row.error ? (JSON.parse(row.error) as TxError) : undefined;
     return {
       txStatus: row.status,
-      eth: { txHash: row.tx_hash },
+      ...chainStatus(row),
       ...(error ? { txError: error.message, error } : {}),
     };
   }
@@ -782,6 +786,11 @@ export class Broadcasting {
     // The replay succeeded (state moved within the block): the receipt still says it reverted.
     return revertError(revertEntry(to, undefined, 'execution reverted'));
   }
+}
+
+/** How a send's status names its transaction: `eth.txHash`, or a Solana send's `solana.signature`. */
+function chainStatus(row: SendTransactionRow): { eth: { txHash: string } } | { solana: { signature: string } } {
+  return row.caip2.startsWith('solana:') ? { solana: { signature: row.tx_hash } } : { eth: { txHash: row.tx_hash } };
 }
 
 /**

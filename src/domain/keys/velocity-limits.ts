@@ -417,6 +417,9 @@ export async function measure(input: {
     const counted = controls.filter((c) => unmeasured.some((context) => groupKeyOf(c, input.userId, context) !== undefined));
     if (unmeasured.length > 0) await refuseUnmeasuredRawSigning(input.cached, input.organizationId, counted, kind);
   }
+  // Contexts judging one transaction (sol_send_transaction: one per signer, sharing its `solana.tx`)
+  // move its value once: per group, a transaction already counted adds nothing more.
+  const countedTransactions = new Map<string, Set<object>>();
   const perContext = input.contexts.map((context, i) => {
     const groups = new Map<string, string>();
     const permit = RAW_SIGNING.has(kind) ? permitOf(context) : undefined;
@@ -427,7 +430,10 @@ export async function measure(input: {
       groups.set(control.id, groupKey);
       const amount = amountOf(control, kind, moved);
       const key = keyOf(control.id, groupKey);
-      if (amount > 0n) {
+      const transaction = context.solana?.tx as object | undefined;
+      const again = transaction !== undefined && countedTransactions.get(key)?.has(transaction) === true;
+      if (transaction !== undefined) countedTransactions.set(key, (countedTransactions.get(key) ?? new Set()).add(transaction));
+      if (amount > 0n && !again) {
         // An activity counts once per group; transfers add up (a batch's elements each send theirs).
         const earlier = contributions.get(key)?.amount ?? 0n;
         const total = control.source.kind === 'activityExecution' ? amount : earlier + amount;

@@ -18,7 +18,9 @@ import {
   ADDRESS_TABLE_LOOKUP,
   parseSolanaTransaction,
   signSolanaTransaction,
+  serializeSolanaTransaction,
   solanaTxPolicyFields,
+  withRecentBlockhash,
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
 } from '../../../src/crypto/tx/solana.js';
@@ -299,5 +301,28 @@ describe('solana: bad input', () => {
     const v0 = toHex(new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: [] }).compileToV0Message().serialize());
     const v1 = '81' + v0.slice(2);
     expectErr(() => parseSolanaTransaction('01' + '00'.repeat(64) + v1), 'UNSUPPORTED_TRANSACTION', /version 1/);
+  });
+});
+
+describe('withRecentBlockhash (sol_send_transaction fills the blockhash)', () => {
+  it('replaces the blockhash of legacy and v0 messages, as web3.js reads them, and clears every signature', () => {
+    const payer = Keypair.generate();
+    const other = Keypair.generate();
+    const fresh = Keypair.generate().publicKey;
+    const ix = SystemProgram.transfer({ fromPubkey: other.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5 });
+    const legacy = new Transaction({ feePayer: payer.publicKey, recentBlockhash: PublicKey.default.toBase58() }).add(ix);
+    legacy.sign(payer, other);
+    const v0 = new VersionedTransaction(new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: PublicKey.default.toBase58(), instructions: [ix] }).compileToV0Message());
+    v0.sign([payer, other]);
+    for (const hex of [legacy.serialize().toString('hex'), Buffer.from(v0.serialize()).toString('hex')]) {
+      const filled = Buffer.from(serializeSolanaTransaction(withRecentBlockhash(parseSolanaTransaction(hex), fresh.toBytes())), 'hex');
+      const read = VersionedTransaction.deserialize(filled);
+      expect(read.message.recentBlockhash).toBe(fresh.toBase58());
+      expect(read.signatures.every((sig) => sig.every((b) => b === 0))).toBe(true);
+      // Nothing else in the message moved.
+      const before = VersionedTransaction.deserialize(Buffer.from(hex, 'hex')).message;
+      expect(read.message.staticAccountKeys.map(String)).toEqual(before.staticAccountKeys.map(String));
+      expect(read.message.compiledInstructions).toEqual(before.compiledInstructions);
+    }
   });
 });

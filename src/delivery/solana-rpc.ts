@@ -1,0 +1,96 @@
+// A Solana JSON-RPC client over HTTP (the cluster API: getLatestBlockhash, sendTransaction,
+// getSignatureStatuses, getTransaction, isBlockhashValid), for sol_send_transaction (docs/broadcasting.md
+// "Solana"): one per configured cluster. A node's error answer becomes a
+// SolanaRpcError carrying its code, message and data (a failed preflight's error and program logs),
+// so the domain can tell a refused transaction from an unreachable node. Answers are read up to the
+// same size cap as the EVM nodes' (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES).
+import { boundedText } from './evm-rpc.js';
+
+/** How long one call may take before it counts as failed. */
+const CALL_TIMEOUT_MS = 15_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+export class SolanaRpcError extends Error {
+  constructor(
+    message: string,
+    /** The node's JSON-RPC error code; undefined when the node could not be reached. */
+    readonly code?: number,
+    /** The error's data: for a failed preflight, `{ err, logs }`. */
+    readonly data?: { err?: unknown; logs?: string[] | null },
+  ) {
+    super(message);
+    this.name = 'SolanaRpcError';
+  }
+}
+
+/** One entry of getSignatureStatuses. */
+export interface SignatureStatus {
+  slot: number;
+  err: unknown;
+  confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
+}
+
+export class SolanaRpc {
+  private id = 0;
+
+  constructor(
+    readonly url: string,
+    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+  ) {}
+
+  async request<T>(method: string, params: unknown[]): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new SolanaRpcError(`the cluster's RPC endpoint could not be reached: ${(err as Error).message}`);
+    }
+    const text = await boundedText(response, this.maxResponseBytes).catch((err: Error) => Promise.reject(new SolanaRpcError(err.message)));
+    let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      throw new SolanaRpcError(`the cluster's RPC endpoint answered ${response.status} without a JSON-RPC body`);
+    }
+    if (body.error) {
+      const data = typeof body.error.data === 'object' && body.error.data !== null ? (body.error.data as SolanaRpcError['data']) : undefined;
+      throw new SolanaRpcError(String(body.error.message), Number(body.error.code), data);
+    }
+    return body.result as T;
+  }
+
+  async latestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    const r = await this.request<{ value: { blockhash: string; lastValidBlockHeight: number } }>('getLatestBlockhash', [{ commitment: 'confirmed' }]);
+    return r.value;
+  }
+
+  /** Sends a signed transaction (base64) with preflight, so a transaction that would fail is refused with its logs. */
+  async sendTransaction(base64: string): Promise<string> {
+    return this.request<string>('sendTransaction', [base64, { encoding: 'base64', preflightCommitment: 'confirmed', maxRetries: 0 }]);
+  }
+
+  async signatureStatus(signature: string): Promise<SignatureStatus | null> {
+    const r = await this.request<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
+    return r.value[0] ?? null;
+  }
+
+  async isBlockhashValid(blockhash: string): Promise<boolean> {
+    const r = await this.request<{ value: boolean }>('isBlockhashValid', [blockhash, { commitment: 'confirmed' }]);
+    return r.value === true;
+  }
+
+  /** A landed transaction's error and program logs. */
+  async transactionMeta(signature: string): Promise<{ err: unknown; logMessages: string[] } | null> {
+    const r = await this.request<{ meta: { err: unknown; logMessages?: string[] | null } | null } | null>('getTransaction', [
+      signature,
+      { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 0 },
+    ]);
+    if (!r?.meta) return null;
+    return { err: r.meta.err, logMessages: r.meta.logMessages ?? [] };
+  }
+}
