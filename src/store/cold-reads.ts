@@ -1,8 +1,8 @@
 // The cold path's read (issue 34; DESIGN.md "The cold path"): a request from an organization this
 // process has not cached would otherwise load what authentication and policy need one statement at
 // a time (the organization, the stamp's API key and owner here and in the parent, IP allowlists,
-// policies, velocity controls, the root quorum, MFA policies, webhook endpoints: about a dozen round
-// trips on PostgreSQL). This is one prepared statement that returns them all with the organization's
+// policies, velocity controls, the root quorum, MFA policies, webhook endpoints, the caller's user
+// record: about fifteen round trips on PostgreSQL). This is one prepared statement that returns them all with the organization's
 // (and its parent's) cache generation, read in one snapshot; src/store/read-cache.ts keeps them under
 // the same keys the cached repositories (cached-repositories.ts) read, and only while the
 // generation they were read at is the one the request observed, so nothing is served that the hot
@@ -14,7 +14,7 @@ import type { RawDb } from './raw.js';
 import { statement } from './raw.js';
 import type { OrganizationRow } from './repositories/organizations.js';
 import type { ApiKeyRow } from './repositories/api-keys.js';
-import { OWNER_COLUMNS, type UserRow } from './repositories/users.js';
+import { OWNER_COLUMNS, type UserRecordRows, type UserRow } from './repositories/users.js';
 
 /** What one cold read found: the organization and, per organization, cache values by key at a generation. */
 export interface ColdReadResult {
@@ -43,6 +43,13 @@ const POSTGRES_COLD = statement(
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = $2 AND k.organization_id = $1
    UNION ALL SELECT 'parent-api-keys', COALESCE(json_agg(json_build_object('key', row_to_json(k), 'user', ${OWNER})), '[]')::text
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = $2 AND k.organization_id = (SELECT parent_organization_id FROM o)
+   UNION ALL SELECT 'user-rows', COALESCE(json_agg(json_build_object(
+       'user', row_to_json(u),
+       'apiKeys', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM api_keys x WHERE x.organization_id = $1 AND x.user_id = u.id),
+       'authenticators', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM authenticators x WHERE x.organization_id = $1 AND x.user_id = u.id),
+       'tagIds', (SELECT COALESCE(json_agg(a.tag_id ORDER BY t.created_at, t.id), '[]') FROM user_tag_assignments a JOIN user_tags t ON t.id = a.tag_id WHERE a.user_id = u.id),
+       'oauthProviders', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM oauth_providers x WHERE x.organization_id = $1 AND x.user_id = u.id))), '[]')::text
+     FROM users u WHERE u.organization_id = $1 AND u.id IN (SELECT user_id FROM api_keys WHERE public_key = $2 AND organization_id = $1)
    UNION ALL SELECT 'ip-allowlists', COALESCE(json_agg(a), '[]')::text FROM ip_allowlists a WHERE organization_id = $1 AND public_key IN ('', $2)
    UNION ALL SELECT 'policies', COALESCE(json_agg(p ORDER BY p.created_at, p.id), '[]')::text FROM policies p WHERE organization_id = $1
    UNION ALL SELECT 'velocity-controls', COALESCE(json_agg(c ORDER BY c.created_at, c.id), '[]')::text FROM velocity_controls c WHERE organization_id = $1
@@ -83,6 +90,8 @@ function postgresColdReads(raw: RawDb): ColdReads {
       if (publicKey !== undefined) {
         values.push([`api-key:${publicKey}`, json('api-keys') as { key: ApiKeyRow; user: UserRow }[]]);
         values.push([`ip-allowlists:${publicKey}`, json('ip-allowlists')]);
+        // The caller's user record, which its vote shows (src/domain/identity/users.ts userRecordOf).
+        for (const rows of json('user-rows') as UserRecordRows[]) values.push([`user-rows:${rows.user.id}`, rows]);
         const parent = organization.parent_organization_id;
         if (parent) seeds.push({ organizationId: parent, generation: Number(by.get('parent-generation')), values: [[`api-key:${publicKey}`, json('parent-api-keys')]] });
       }

@@ -57,6 +57,7 @@ async function requestPathReads(repos: Store['repos']) {
     rootQuorum: await repos.organizations.rootQuorumUserIds(subId),
     mfaPolicies: await repos.mfaPolicies.list(subId),
     webhooks: await repos.webhooks.activeEndpoints(subId),
+    voter: await repos.users.recordRows(subId, userId),
   };
 }
 
@@ -64,6 +65,7 @@ describe('the cold read', () => {
   it('answers what the repositories answer, in one statement besides the generations', async () => {
     const expected = await requestPathReads(store.repos);
     expect(expected.caller).toHaveLength(1);
+    expect(expected.voter?.apiKeys).toHaveLength(1);
     expect(expected.policies.map((p) => p.name)).toEqual(['a', 'b']);
     const before = store.stats.roundTrips;
     const { repos } = await store.requestReads(subId, undefined, publicKey);
