@@ -283,7 +283,8 @@ export class Store {
     submission: { organizationId: string; fingerprint: string; timestampMs: number } | undefined,
     publicKey: string | undefined,
   ): Promise<RequestReads> {
-    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read(organizationId, publicKey);
+    // A failed cold read only costs its values: the reads below fail the same way, or load them one by one.
+    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read(organizationId, publicKey).catch(() => undefined);
     let parent = this.cache.parentOf(organizationId);
     if (parent === undefined) {
       const cold = coldRead && (await coldRead);
