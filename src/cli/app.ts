@@ -12,7 +12,7 @@ import { SolanaSends } from '../domain/keys/solana-sends.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
-import { userRecords } from '../domain/identity/users.js';
+import { userRecordOf } from '../domain/identity/users.js';
 import { AppProofKey } from '../crypto/app-proofs.js';
 import { OidcTokenVerifier } from '../auth/oidc.js';
 import { recordBootProof } from '../domain/keys/app-proofs.js';
@@ -119,7 +119,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
   const waiting = new WaitingActivities((type) => registry.byType.get(type), deployment.barrier);
   const records = new ActivityRecords(store.repos, async (repos, orgId, ids) => {
     const rendered = await Promise.all(
-      ids.map((id) => repos.memo(orgId, `user-record:${id}`, async () => (await userRecords(repos, orgId, await repos.users.getMany(orgId, [id])))[0])),
+      ids.map((id) => repos.memo(orgId, `user-record:${id}`, () => userRecordOf(repos, orgId, id))),
     );
     return new Map(rendered.filter((u) => u !== undefined).map((u) => [u.userId, u]));
   }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes),

@@ -103,7 +103,13 @@ export class Pipeline {
     // timestampMs its body carries; a body without a valid one is refused before it could matter.
     const fingerprint = decl.kind === 'activity' ? fingerprintOf(req.rawBody) : undefined;
     const timestampMs = fingerprint ? timestampOf(body) : undefined;
-    const { repos, existing } = await this.readsFor(organizationId, fingerprint && timestampMs !== undefined ? { fingerprint, timestampMs } : undefined);
+    // The store reads the target and its parent's cache generations with the fingerprint, and what an
+    // organization it has not cached needs in one more statement (src/store/cold-reads.ts).
+    const { repos, existing } = await this.deps.store.requestReads(
+      organizationId,
+      fingerprint && timestampMs !== undefined ? { organizationId, fingerprint, timestampMs } : undefined,
+      stamp?.kind === 'api_key' ? stamp.publicKey : undefined,
+    );
     const now = this.now();
     const { organization, caller } = await authenticate(
       { reads: repos, writes: this.deps.store.repos },
@@ -132,23 +138,6 @@ export class Pipeline {
     // What the answer shows was read from the database: it leaves only once that is durable.
     await this.deps.store.settled();
     return response;
-  }
-
-  /**
-   * The request's reads: the cache generations of the target organization and its parent (and the
-   * activity `fingerprint` names, for a submission) in one read, then the hot reads from memory.
-   * An organization's parent never changes, so it is learnt once.
-   */
-  private async readsFor(organizationId: string, submission: { fingerprint: string; timestampMs: number } | undefined) {
-    const { store } = this.deps;
-    let parent = store.parentOf(organizationId);
-    if (parent === undefined) {
-      const org = await store.repos.organizations.get(organizationId);
-      // An unknown organization is refused by requireOrganization with the reads below.
-      parent = org ? org.parent_organization_id : null;
-      if (org) store.rememberParent(org.id, parent);
-    }
-    return store.reads(parent ? [organizationId, parent] : [organizationId], submission ? { organizationId, ...submission } : undefined);
   }
 
   /** True for a path the registry declares (the metrics label unknown paths as one value). */

@@ -63,6 +63,7 @@ export function cachedRepositories(base: Repositories, view: CacheView): Reposit
     }),
     users: over(users, {
       get: (organizationId: string, id: string) => view.memo(organizationId, `user:${id}`, () => users.get(organizationId, id)),
+      recordRows: (organizationId: string, id: string) => view.memo(organizationId, `user-rows:${id}`, () => users.recordRows(organizationId, id)),
     }),
   };
 }

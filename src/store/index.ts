@@ -11,6 +11,7 @@ import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
 import type { Repositories } from './repositories/index.js';
 import { hotReads, type HotReads } from './hot-reads.js';
+import { coldReads, type ColdReads } from './cold-reads.js';
 import type { Checkpointer, WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
@@ -148,6 +149,8 @@ export class Store {
   private readonly cache: ReadCache;
   /** The generation (and fingerprint) reads of the request path; batched per event-loop turn on PostgreSQL. */
   private readonly hot: HotReads;
+  /** What a request from an organization not cached here reads, in one statement (PostgreSQL). */
+  private readonly cold: ColdReads;
   private checkpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -176,6 +179,7 @@ export class Store {
       restartLog: checkpointer ? () => checkpointer.quiet() : undefined,
     });
     this.hot = hotReads(raw);
+    this.cold = coldReads(raw);
     this.cache = new ReadCache(async (ids) => (await this.hot.read(ids)).generations);
   }
 
@@ -226,13 +230,31 @@ export class Store {
     return { repos: cachedRepositories(this.repos, this.cache.observe(generations, ids)), existing: activity };
   }
 
-  /** An organization's parent as last read (it never changes); undefined when not known yet. */
-  parentOf(organizationId: string): string | null | undefined {
-    return this.cache.parentOf(organizationId);
-  }
-
-  rememberParent(organizationId: string, parentId: string | null): void {
-    this.cache.rememberParent(organizationId, parentId);
+  /**
+   * The reads of one request to `organizationId` (and its parent), stamped with `publicKey` when an
+   * API key signed it: an organization this process holds nothing for gets what authentication and
+   * policy read in one statement (src/store/cold-reads.ts), kept by the read cache for the request
+   * like any value it loads; then `reads`. An organization's parent never changes, so it is learnt once.
+   */
+  async requestReads(
+    organizationId: string,
+    submission: { organizationId: string; fingerprint: string; timestampMs: number } | undefined,
+    publicKey: string | undefined,
+  ): Promise<RequestReads> {
+    // A failed cold read only costs its values: the reads below fail the same way, or load them one by one.
+    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read(organizationId, publicKey).catch(() => undefined);
+    let parent = this.cache.parentOf(organizationId);
+    if (parent === undefined) {
+      const cold = coldRead && (await coldRead);
+      const org = cold ? cold.organization : await this.repos.organizations.get(organizationId);
+      // An unknown organization is refused by the caller (requireOrganization) with the reads below.
+      parent = org ? org.parent_organization_id : null;
+      if (org) this.cache.rememberParent(org.id, parent);
+    }
+    const reads = await this.reads(parent ? [organizationId, parent] : [organizationId], submission);
+    const cold = coldRead && (await coldRead);
+    if (cold) for (const s of cold.seeds) this.cache.seed(s.organizationId, s.generation, s.values);
+    return reads;
   }
 
   /**

@@ -76,6 +76,27 @@ export class ReadCache {
     return this.observe(await this.readGenerations(ids), ids);
   }
 
+  /** True when this process keeps values for the organization (at whatever generation). */
+  holds(organizationId: string): boolean {
+    return this.organizations.has(organizationId);
+  }
+
+  /**
+   * Keeps `values` read at `generation` (src/store/cold-reads.ts), under the keys the cached
+   * repositories read, when that is the generation a request of this process observed last: values
+   * read in the same snapshot as the generation they belong to are what a load would have read. A
+   * value already kept stays.
+   */
+  seed(organizationId: string, generation: number, values: [string, unknown][]): void {
+    const entry = this.organizations.get(organizationId);
+    if (!entry || entry.generation !== generation) return;
+    for (const [key, value] of values) {
+      if (entry.values.has(key)) continue;
+      entry.values.set(key, Promise.resolve(deepFreeze(value)));
+      if (entry.values.size > MAX_ENTRIES_PER_ORGANIZATION) entry.values.delete(entry.values.keys().next().value as string);
+    }
+  }
+
   /** @internal CacheView's lookup. */
   memo<T>(organizationId: string, key: string, load: () => Promise<T>): Promise<T> {
     const entry = this.organizations.get(organizationId);

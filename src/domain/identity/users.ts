@@ -1,11 +1,11 @@
 // Users: creation with their credentials, updates, deletion, and the v1User record
 // (docs/reference/organizations.md; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
-import { SigilError, invalid } from '../../errors/errors.js';
-import type { Repositories, UserRow } from '../../store/index.js';
+import { SigilError, invalid, notFound } from '../../errors/errors.js';
+import type { ApiKeyRow, AuthenticatorRow, MfaPolicyRow, Repositories, UserRow } from '../../store/index.js';
 import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
 import { authenticatorRecord, registerAuthenticators, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
-import { oauthProvidersByUser, registerOauthProviders, type OauthProviderParams } from './oauth-providers.js';
+import { oauthProviderRecord, oauthProvidersByUser, registerOauthProviders, type OauthProviderParams, type OauthProviderRecord } from './oauth-providers.js';
 import { requireAll, requireUser } from '../lookup.js';
 import { timestamp, type TimestampObject } from '../records.js';
 import type { ActivityContext } from '../context.js';
@@ -166,19 +166,45 @@ export async function userRecords(repos: Repositories, organizationId: string, r
   const oauthProviders = await oauthProvidersByUser(repos, organizationId, ids);
   // The organization's MFA policies come from the read cache, by user and order.
   const mfaPolicies = await repos.mfaPolicies.list(organizationId);
-  return rows.map((u) => ({
+  return rows.map((u) =>
+    recordOf(u, {
+      authenticators: authenticators.filter((a) => a.user_id === u.id),
+      apiKeys: keys.filter((k) => k.user_id === u.id),
+      tagIds: tags.get(u.id) ?? [],
+      oauthProviders: oauthProviders.get(u.id) ?? [],
+    }, mfaPolicies),
+  );
+}
+
+/**
+ * One user's record, from the rows `repos.users.recordRows` answers (through the read cache on the
+ * request path, where a voter's record is rendered: src/activity/reader.ts); undefined: no such user.
+ */
+export async function userRecordOf(repos: Repositories, organizationId: string, userId: string): Promise<UserRecord | undefined> {
+  const rows = await repos.users.recordRows(organizationId, userId);
+  if (!rows) return undefined;
+  const mfaPolicies = await repos.mfaPolicies.list(organizationId);
+  return recordOf(rows.user, { ...rows, oauthProviders: rows.oauthProviders.map(oauthProviderRecord) }, mfaPolicies);
+}
+
+function recordOf(
+  u: UserRow,
+  owned: { authenticators: AuthenticatorRow[]; apiKeys: ApiKeyRow[]; tagIds: string[]; oauthProviders: OauthProviderRecord[] },
+  mfaPolicies: MfaPolicyRow[],
+): UserRecord {
+  return {
     userId: u.id,
     userName: u.user_name,
     ...(u.user_email !== null ? { userEmail: u.user_email } : {}),
     ...(u.user_phone_number !== null ? { userPhoneNumber: u.user_phone_number } : {}),
-    authenticators: authenticators.filter((a) => a.user_id === u.id).map(authenticatorRecord),
-    apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyRecord),
-    userTags: tags.get(u.id) ?? [],
-    oauthProviders: oauthProviders.get(u.id) ?? [],
+    authenticators: owned.authenticators.map(authenticatorRecord),
+    apiKeys: owned.apiKeys.map(apiKeyRecord),
+    userTags: owned.tagIds,
+    oauthProviders: owned.oauthProviders,
     createdAt: timestamp(u.created_at),
     updatedAt: timestamp(u.updated_at),
     mfaPolicies: mfaPolicies.filter((p) => p.user_id === u.id).map(mfaPolicyRecord),
-  }));
+  };
 }
 
 /** An API-only user (v1ApiOnlyUserParams): a name, an optional contact email, tags and API keys. */

@@ -1,9 +1,18 @@
 // Users and their tag assignments. SQL for the `users` and `user_tag_assignments` tables.
 import type { Kysely, Selectable } from 'kysely';
 import { OrganizationScopedRepo } from './org-scoped.js';
-import type { Database, UserTable } from '../schema.js';
+import type { ApiKeyTable, AuthenticatorTable, Database, OauthProviderTable, UserTable } from '../schema.js';
 
 export type UserRow = Selectable<UserTable>;
+
+/** What a user's record (v1User) is rendered from: the row and what it owns, each in listing order. */
+export interface UserRecordRows {
+  user: UserRow;
+  apiKeys: Selectable<ApiKeyTable>[];
+  authenticators: Selectable<AuthenticatorTable>[];
+  tagIds: string[];
+  oauthProviders: Selectable<OauthProviderTable>[];
+}
 
 /**
  * The user columns a credential lookup joins in (stamp verification finds key and owner in one
@@ -43,6 +52,23 @@ export class UsersRepo extends OrganizationScopedRepo<'users'> {
 
   async insert(row: UserRow): Promise<void> {
     await this.db.insertInto('users').values(row).execute();
+  }
+
+  /**
+   * The rows a user's record is rendered from (undefined: no such user). The request path reads a
+   * voter's through the read cache, and an organization not cached gets them with its cold read
+   * (src/store/cold-reads.ts).
+   */
+  async recordRows(organizationId: string, userId: string): Promise<UserRecordRows | undefined> {
+    const [user] = await this.getMany(organizationId, [userId]);
+    if (!user) return undefined;
+    const [apiKeys, authenticators, tags, oauthProviders] = await Promise.all([
+      this.db.selectFrom('api_keys').selectAll().where('organization_id', '=', organizationId).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
+      this.db.selectFrom('authenticators').selectAll().where('organization_id', '=', organizationId).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
+      this.tagIds([userId]),
+      this.db.selectFrom('oauth_providers').selectAll().where('organization_id', '=', organizationId).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
+    ]);
+    return { user, apiKeys, authenticators, tagIds: tags.get(userId) ?? [], oauthProviders };
   }
 
   /**
