@@ -76,8 +76,11 @@ describe('fault 1: one small request costs little and answers little', () => {
     const body = { userName: 'x', wallet: { walletName: 'w', accounts: Array(40_000).fill(0) } };
     const res = await measured('signup, 40,000 zeros', () => rawPost(`${sigil.authProxyUrl}/v1/signup`, body, { headers: { 'X-Auth-Proxy-Config-ID': configId } }));
     await expectRefused(res, 400, 3, 'REQUEST_INVALID', /^bad request body: wallet\.accounts: has more than 1000 items$/);
-    // Under the limits the proxy's own translation is validated as before, and answers as small.
-    const small = await rawPost(`${sigil.authProxyUrl}/v1/signup`, { userName: 'x', wallet: { walletName: 'w', accounts: Array(1000).fill(0) } }, { headers: { 'X-Auth-Proxy-Config-ID': configId } });
+    // Under the limits the proxy's own translation is validated as before, and answers as small. The
+    // signup names a wallet key, a login method the configuration enables: one that names none is
+    // refused before its body is read any further (docs/auth-proxy.md).
+    const walletKey = { apiKeyName: 'wallet', publicKey: '02' + '11'.repeat(32), curveType: 'API_KEY_CURVE_SECP256K1' };
+    const small = await rawPost(`${sigil.authProxyUrl}/v1/signup`, { userName: 'x', apiKeys: [walletKey], wallet: { walletName: 'w', accounts: Array(1000).fill(0) } }, { headers: { 'X-Auth-Proxy-Config-ID': configId } });
     await expectRefused(small, 400, 3, 'REQUEST_INVALID', /wallet\.accounts\[0\]: must be object/);
     expect(JSON.stringify(small.body).length).toBeLessThan(4096);
   });
