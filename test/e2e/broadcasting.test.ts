@@ -14,7 +14,7 @@ import { createPublicClient, createTestClient, http, parseEther, serializeTransa
 import { privateKeyToAccount } from 'viem/accounts';
 import { serveAnother, startSigil, terminate, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
-import { dbSnapshot, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
+import { dbSnapshot, execSql, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
 
 const CAIP2 = 'eip155:11155111';
@@ -109,6 +109,22 @@ async function settled(s: SigilInstance, sendTransactionStatusId: string) {
     const status = await httpClient(s).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId });
     if (status.txStatus === 'INCLUDED' || status.txStatus === 'FAILED') return status;
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+
+/**
+ * Waits (bounded) until the tracker has settled the earlier tests' sends and the dispatcher has
+ * delivered their webhook events: both write in the background, so a snapshot taken while they still
+ * work would see changes no refused request made.
+ */
+async function backgroundSettled(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const [sends] = await execSql(sigil, "select count(*) as n from send_transactions where status in ('INITIALIZED', 'BROADCASTING')");
+    const [events] = await execSql(sigil, "select count(*) as n from webhook_deliveries where state = 'pending'");
+    if (Number(sends.n) === 0 && Number(events.n) === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -319,6 +335,7 @@ describe('eth_send_transaction', () => {
   it('refuses a chain without an RPC (naming the setting) and sponsor: true, changing nothing', async () => {
     const submit = (parameters: unknown) => rawPost(`${sigil.url}/public/v1/submit/eth_send_transaction`, activityBody(orgId, 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', parameters), { key: sigil.root });
     const nonce = await publicClient.getTransactionCount({ address: from, blockTag: 'pending' });
+    await backgroundSettled();
     const before = await dbSnapshot(sigil);
     await expectRefusedUnchanged(sigil, before, await submit({ from, caip2: 'eip155:1', calls: [{ to: recipient(1), value: '1' }] }), 400, 9, 'REQUEST_INVALID', /eip155:1 is not configured.*SIGIL_EVM_RPC_1\b/);
     await expectRefusedUnchanged(sigil, before, await submit({ from, caip2: CAIP2, sponsor: true, calls: [{ to: recipient(1), value: '1' }] }), 404, 12, 'UNIMPLEMENTED', /sponsor: true .* not supported by this deployment/);
