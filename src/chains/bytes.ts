@@ -23,7 +23,7 @@ export function toHex(bytes: Uint8Array): string {
 }
 
 /** Concatenation, shared with the crypto core. */
-export { concatBytes as concat } from '../bytes.js';
+export { concatBytes as concat } from '../crypto/bytes.js';
 
 export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

@@ -1,4 +1,4 @@
-// Errors raised by the transaction parsers and signers in src/crypto/tx.
+// Errors raised by the transaction parsers and signers in src/chains.
 // One class for every chain so callers map it to an API error in one place: `code` says what kind of
 // failure it is (turnkey-semantics.md §5: malformed input is INVALID_TRANSACTION, an unknown type is
 // UNSUPPORTED_TRANSACTION_TYPE) and `message` is safe to show to the client (it never contains key

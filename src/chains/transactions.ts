@@ -5,18 +5,18 @@
 // Pure: no I/O; keys arrive as signer callbacks (signer.ts).
 
 import { TransactionError } from './errors.js';
-import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction, type EthTxPolicy } from './ethereum.js';
-import { parseSolanaTransaction, signSolanaTransaction, solanaTxPolicyFields, type SolanaTxPolicy } from './solana.js';
-import { parseTronTransaction, signTronTransaction, tronTxPolicyFields, type TronTxPolicy } from './tron.js';
-import { bitcoinTxPolicyFields, parseBitcoinPsbt, signBitcoinPsbt, type BitcoinNetwork, type BitcoinTxPolicy } from './bitcoin.js';
+import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction, type EthTxPolicy } from './ethereum/tx.js';
+import { parseSolanaTransaction, signSolanaTransaction, solanaTxPolicyFields, type SolanaTxPolicy } from './solana/tx.js';
+import { parseTronTransaction, signTronTransaction, tronTxPolicyFields, type TronTxPolicy } from './tron/tx.js';
+import { bitcoinTxPolicyFields, parseBitcoinPsbt, signBitcoinPsbt, type BitcoinNetwork, type BitcoinTxPolicy } from './bitcoin/psbt.js';
 import type { Ed25519Signer, SchnorrSigner, Secp256k1Signer } from './signer.js';
 
 export * from './errors.js';
 export * from './signer.js';
-export * from './ethereum.js';
-export * from './solana.js';
-export * from './tron.js';
-export * from './bitcoin.js';
+export * from './ethereum/tx.js';
+export * from './solana/tx.js';
+export * from './tron/tx.js';
+export * from './bitcoin/psbt.js';
 
 export type TransactionType =
   | 'TRANSACTION_TYPE_ETHEREUM'

@@ -1,9 +1,9 @@
 // ADDRESS_FORMAT_APTOS: 0x + hex(sha3-256(public key || 0x00)), always 64 hex digits.
 // Spec: address-rules.md encodings table (APTOS row); 0x00 is Aptos' single-Ed25519 scheme byte.
 
-import { CryptoInputError } from '../errors.js';
-import { concatBytes, toHex } from '../bytes.js';
-import { sha3_256 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes, toHex } from '../../crypto/bytes.js';
+import { sha3_256 } from '../../crypto/hash.js';
 
 export function aptosAddress(ed25519PublicKey: Uint8Array): string {
   if (ed25519PublicKey.length !== 32) {

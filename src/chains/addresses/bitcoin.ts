@@ -7,10 +7,10 @@
 //  - P2TR: BIP86 key-path-only taproot (BIP341 tweak, no script tree), segwit v1 bech32m (BIP350).
 
 import { bech32, bech32m } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
-import { concatBytes } from '../bytes.js';
-import { hash160, sha256 } from '../hash.js';
-import { taprootOutputKey } from '../taproot.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes } from '../../crypto/bytes.js';
+import { hash160, sha256 } from '../../crypto/hash.js';
+import { taprootOutputKey } from '../../crypto/taproot.js';
 import { base58check } from './encoding.js';
 
 export const BITCOIN_NETWORKS = ['MAINNET', 'TESTNET', 'SIGNET', 'REGTEST'] as const;

@@ -2,8 +2,8 @@
 // Spec: address-rules.md encodings table (COSMOS, SEI rows; both secp256k1, HRP "cosmos" / "sei").
 
 import { bech32 } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
-import { hash160 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { hash160 } from '../../crypto/hash.js';
 
 export function cosmosStyleAddress(hrp: string, compressedPublicKey: Uint8Array): string {
   if (compressedPublicKey.length !== 33) {

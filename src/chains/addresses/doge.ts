@@ -2,9 +2,9 @@
 // version 0x1e ("D...") on mainnet and 0x71 ("n...") on testnet.
 // Spec: address-rules.md encodings table (DOGE rows).
 
-import { CryptoInputError } from '../errors.js';
-import { concatBytes } from '../bytes.js';
-import { hash160 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes } from '../../crypto/bytes.js';
+import { hash160 } from '../../crypto/hash.js';
 import { base58check } from './encoding.js';
 
 export const DOGE_P2PKH_VERSION = { mainnet: 0x1e, testnet: 0x71 } as const;

@@ -3,8 +3,8 @@
 // Spec: address-rules.md encodings table (TRON, XRP, DOGE, Bitcoin P2PKH/P2SH, XLM, TON rows).
 
 import { base58, base58xrp } from '@scure/base';
-import { concatBytes } from '../bytes.js';
-import { sha256d } from '../hash.js';
+import { concatBytes } from '../../crypto/bytes.js';
+import { sha256d } from '../../crypto/hash.js';
 
 function withChecksum(payload: Uint8Array): Uint8Array {
   return concatBytes(payload, sha256d(payload).subarray(0, 4));

@@ -1,9 +1,9 @@
 // ADDRESS_FORMAT_ETHEREUM: 0x + EIP-55 checksummed keccak256(uncompressed[1:])[12:].
 // Spec: address-rules.md encodings table (ETHEREUM row); EIP-55 mixed-case checksum.
 
-import { CryptoInputError } from '../errors.js';
-import { toHex } from '../bytes.js';
-import { keccak256 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { toHex } from '../../crypto/bytes.js';
+import { keccak256 } from '../../crypto/hash.js';
 
 /** The 20-byte account id of a 65-byte uncompressed secp256k1 key. */
 export function ethereumAddressBytes(uncompressedPublicKey: Uint8Array): Uint8Array {

@@ -4,10 +4,10 @@
 // error". Encoders receive both SEC1 forms of the key (see keys.ts normalizePublicKey) and pick the
 // one their chain hashes.
 
-import { CryptoInputError, describeValue } from '../errors.js';
-import type { Curve } from '../curves.js';
-import { assertCurve } from '../curves.js';
-import { normalizePublicKey, type PublicKeyForms } from '../keys.js';
+import { CryptoInputError, describeValue } from '../../crypto/errors.js';
+import type { Curve } from '../../crypto/curves.js';
+import { assertCurve } from '../../crypto/curves.js';
+import { normalizePublicKey, type PublicKeyForms } from '../../crypto/keys.js';
 import { ethereumAddress } from './ethereum.js';
 import { solanaAddress } from './solana.js';
 import { cosmosAddress, seiAddress } from './cosmos.js';

@@ -2,8 +2,8 @@
 // Spec: address-rules.md encodings table (COMPRESSED: 33-byte SEC1, or the 32-byte key on ed25519;
 // UNCOMPRESSED: 65-byte SEC1, secp256k1 or P-256 only).
 
-import { CryptoInputError } from '../errors.js';
-import { toHex } from '../bytes.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { toHex } from '../../crypto/bytes.js';
 
 export function compressedAddress(compressedPublicKey: Uint8Array): string {
   if (compressedPublicKey.length !== 33 && compressedPublicKey.length !== 32) {

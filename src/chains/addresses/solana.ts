@@ -2,7 +2,7 @@
 // Spec: address-rules.md encodings table (SOLANA row).
 
 import { base58 } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
+import { CryptoInputError } from '../../crypto/errors.js';
 
 export function solanaAddress(ed25519PublicKey: Uint8Array): string {
   if (ed25519PublicKey.length !== 32) {

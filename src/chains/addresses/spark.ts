@@ -4,8 +4,8 @@
 // of the SparkAddress message (field 1 `identity_public_key`, wire type 2, length 33).
 
 import { bech32m } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
-import { concatBytes } from '../bytes.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes } from '../../crypto/bytes.js';
 
 export const SPARK_HRP = { mainnet: 'spark', regtest: 'sparkrt' } as const;
 const PROTO_HEADER = Uint8Array.of(0x0a, 0x21);

@@ -3,8 +3,8 @@
 // 6 << 3 = 0x30 for ED25519 public keys, checksum little-endian, RFC 4648 base32 without padding).
 
 import { base32nopad } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
-import { concatBytes } from '../bytes.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes } from '../../crypto/bytes.js';
 import { crc16xmodem } from './encoding.js';
 
 const VERSION_ACCOUNT_ID = 6 << 3; // "G"

@@ -1,9 +1,9 @@
 // ADDRESS_FORMAT_SUI: 0x + hex(blake2b-256(0x00 || ed25519 public key)).
 // Spec: address-rules.md encodings table (SUI row); 0x00 is Sui's signature-scheme flag for Ed25519.
 
-import { CryptoInputError } from '../errors.js';
-import { concatBytes, toHex } from '../bytes.js';
-import { blake2b256 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes, toHex } from '../../crypto/bytes.js';
+import { blake2b256 } from '../../crypto/hash.js';
 
 export function suiAddress(ed25519PublicKey: Uint8Array): string {
   if (ed25519PublicKey.length !== 32) {

@@ -9,11 +9,11 @@
 // V5R1 wallet_id = networkGlobalId(-239) XOR (1<<31 | wc<<23 | version 0<<15 | subwallet 0) = 0x7fffff11.
 
 import { base64urlnopad } from '@scure/base';
-import { CryptoInputError } from '../errors.js';
-import { concatBytes, fromHex } from '../bytes.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes, fromHex } from '../../crypto/bytes.js';
 import { crc16xmodem } from './encoding.js';
-import { BitWriter, bocRootHash, type CellRef } from './ton-cell.js';
-import { WALLET_V3R2_CODE_BOC_BASE64, WALLET_V4R2_CODE_BOC_BASE64, WALLET_V5R1_CODE_BOC_HEX } from './ton-contracts.js';
+import { BitWriter, bocRootHash, type CellRef } from '../ton/cell.js';
+import { WALLET_V3R2_CODE_BOC_BASE64, WALLET_V4R2_CODE_BOC_BASE64, WALLET_V5R1_CODE_BOC_HEX } from '../ton/contracts.js';
 
 export type TonWalletVersion = 'V3R2' | 'V4R2' | 'V5R1';
 

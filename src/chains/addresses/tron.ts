@@ -1,7 +1,7 @@
 // ADDRESS_FORMAT_TRON: base58check(0x41 || keccak256(uncompressed[1:])[12:]), giving "T...".
 // Spec: address-rules.md encodings table (TRON row). The 20-byte body is the Ethereum account id.
 
-import { concatBytes } from '../bytes.js';
+import { concatBytes } from '../../crypto/bytes.js';
 import { ethereumAddressBytes } from './ethereum.js';
 import { base58check } from './encoding.js';
 

@@ -1,9 +1,9 @@
 // ADDRESS_FORMAT_XRP: Ripple-alphabet base58check(0x00 || ripemd160(sha256(compressed key))) -> "r...".
 // Spec: address-rules.md encodings table (XRP row, secp256k1).
 
-import { CryptoInputError } from '../errors.js';
-import { concatBytes } from '../bytes.js';
-import { hash160 } from '../hash.js';
+import { CryptoInputError } from '../../crypto/errors.js';
+import { concatBytes } from '../../crypto/bytes.js';
+import { hash160 } from '../../crypto/hash.js';
 import { base58checkXrp } from './encoding.js';
 
 export function xrpAddress(compressedPublicKey: Uint8Array): string {

@@ -19,9 +19,9 @@ import { secp256k1, schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { base64, bech32, bech32m, createBase58check } from '@scure/base';
-import { bytesToBigInt, concat, equalBytes, toHex, stripLeadingZeros } from './bytes.js';
-import { TransactionError, invalid } from './errors.js';
-import { callSchnorrSigner, callSecp256k1Signer, type SchnorrSigner, type Secp256k1Signer } from './signer.js';
+import { bytesToBigInt, concat, equalBytes, toHex, stripLeadingZeros } from '../bytes.js';
+import { TransactionError, invalid } from '../errors.js';
+import { callSchnorrSigner, callSecp256k1Signer, type SchnorrSigner, type Secp256k1Signer } from '../signer.js';
 
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
 

@@ -20,9 +20,9 @@
 // arrays; tuples → arrays in component order (policies index them positionally, `call[0]`).
 // fixedMxN/ufixedMxN decode to their raw scaled integer (bigint); Solidity cannot pass them anyway.
 
-import { keccak256 } from './hash.js';
-import { toHex } from './bytes.js';
-import { toChecksumAddress } from './addresses/ethereum.js';
+import { keccak256 } from '../../crypto/hash.js';
+import { toHex } from '../../crypto/bytes.js';
+import { toChecksumAddress } from '../addresses/ethereum.js';
 
 export class AbiError extends Error {
   override readonly name = 'AbiError';

@@ -24,10 +24,10 @@
 // - Values are read only for declared fields; undeclared message/domain keys are ignored by the hash,
 //   and therefore also left out of the policy view, so a policy can only look at signed data.
 
-import { concatBytes } from './bytes.js';
+import { concatBytes } from '../../crypto/bytes.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { CryptoInputError, describeValue } from './errors.js';
-import { rlpEncode } from './tx/rlp.js';
+import { CryptoInputError, describeValue } from '../../crypto/errors.js';
+import { rlpEncode } from './rlp.js';
 
 // ------------------------------------------------------------------------------------------ types
 

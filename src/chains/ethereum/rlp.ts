@@ -4,7 +4,7 @@
 // rejected, so that one transaction has exactly one encoding and the bytes a policy looked at are the
 // bytes that get signed.
 
-import { concat, bigIntToMinimalBytes } from './bytes.js';
+import { concat, bigIntToMinimalBytes } from '../bytes.js';
 
 export type RlpItem = Uint8Array | RlpItem[];
 

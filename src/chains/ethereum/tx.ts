@@ -15,10 +15,10 @@
 // `ethTxPolicyFields` exposes the `eth.tx` policy struct with the field names of semantics §1.3.
 
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bigIntToMinimalBytes, bytesToBigInt, concat, hexToBytes, toHex } from './bytes.js';
-import { TransactionError, invalid } from './errors.js';
+import { bigIntToMinimalBytes, bytesToBigInt, concat, hexToBytes, toHex } from '../bytes.js';
+import { TransactionError, invalid } from '../errors.js';
 import { rlpDecode, rlpEncode, RlpError, type RlpItem } from './rlp.js';
-import { callSecp256k1Signer, type Secp256k1Signer, type NormalizedEcdsa } from './signer.js';
+import { callSecp256k1Signer, type Secp256k1Signer, type NormalizedEcdsa } from '../signer.js';
 
 export type EthTxType = 'legacy' | 'eip2930' | 'eip1559' | 'eip4844' | 'eip7702';
 

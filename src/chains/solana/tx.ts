@@ -10,9 +10,9 @@
 // Program ids loaded through address lookup tables are rejected, as by the reference service.
 
 import { base58 } from '@scure/base';
-import { concat, equalBytes, hexToBytes, toHex } from './bytes.js';
-import { TransactionError, invalid } from './errors.js';
-import { callEd25519Signer, type Ed25519Signer } from './signer.js';
+import { concat, equalBytes, hexToBytes, toHex } from '../bytes.js';
+import { TransactionError, invalid } from '../errors.js';
+import { callEd25519Signer, type Ed25519Signer } from '../signer.js';
 
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';

@@ -15,10 +15,10 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { createBase58check } from '@scure/base';
-import { concat, equalBytes, hexToBytes, toHex } from './bytes.js';
-import { TransactionError, invalid } from './errors.js';
+import { concat, equalBytes, hexToBytes, toHex } from '../bytes.js';
+import { TransactionError, invalid } from '../errors.js';
 import { encodeBytesField, readFields, ProtobufError, type PbField } from './protobuf.js';
-import { callSecp256k1Signer, type Secp256k1Signer } from './signer.js';
+import { callSecp256k1Signer, type Secp256k1Signer } from '../signer.js';
 
 const b58check = createBase58check(sha256);
 

@@ -1,4 +1,4 @@
-// Ethereum ABI parsing and calldata decoding (src/crypto/abi.ts) against viem as the reference
+// Ethereum ABI parsing and calldata decoding (src/chains/ethereum/abi.ts) against viem as the reference
 // encoder/decoder: calls are encoded with viem's encodeFunctionData and our decode must equal viem's
 // decodeFunctionData (tuples as positional arrays, per turnkey-semantics.md §7). Also: selectors,
 // canonical signatures, strictness on malformed calldata, work bounds, and ABI validation errors.
@@ -14,7 +14,7 @@ import {
   parseAbi,
   parseAbiJson,
   type AbiParameter,
-} from '../../../src/crypto/abi.js';
+} from '../../../src/chains/ethereum/abi.js';
 
 type JsonParam = { name?: string; type: string; components?: JsonParam[] };
 

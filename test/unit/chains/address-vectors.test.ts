@@ -4,14 +4,14 @@ import { base58check } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bech32m } from 'bech32';
 import { StrKey } from '@stellar/stellar-base';
-import { encodeAddress } from '../../../src/crypto/addresses/index.js';
-import { stellarSecretSeed } from '../../../src/crypto/addresses/stellar.js';
-import { p2wpkhScript } from '../../../src/crypto/addresses/bitcoin.js';
+import { encodeAddress } from '../../../src/chains/addresses/index.js';
+import { stellarSecretSeed } from '../../../src/chains/addresses/stellar.js';
+import { p2wpkhScript } from '../../../src/chains/addresses/bitcoin.js';
 import { taprootOutputKey } from '../../../src/crypto/taproot.js';
 import { deriveKey } from '../../../src/crypto/hd.js';
 import { mnemonicToSeed } from '../../../src/crypto/bip39.js';
 import { hash160 } from '../../../src/crypto/hash.js';
-import { loadVectors, hex } from './helpers.js';
+import { loadVectors, hex } from '../crypto/helpers.js';
 
 const bips = loadVectors('bitcoin-bips.json');
 const sep5 = loadVectors('stellar-sep0005.json');

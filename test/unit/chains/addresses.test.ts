@@ -24,11 +24,11 @@ import {
   encodeAddress,
   curvesForAddressFormat,
   type AddressFormat,
-} from '../../../src/crypto/addresses/index.js';
+} from '../../../src/chains/addresses/index.js';
 import { deriveKey } from '../../../src/crypto/hd.js';
 import { mnemonicToSeed, generateMnemonic } from '../../../src/crypto/bip39.js';
 import { CryptoInputError } from '../../../src/crypto/errors.js';
-import { hex, MNEMONICS } from './helpers.js';
+import { hex, MNEMONICS } from '../crypto/helpers.js';
 
 bitcoin.initEccLib(ecc);
 

@@ -13,8 +13,8 @@ import {
   parseBitcoinPsbt,
   signBitcoinPsbt,
   type BitcoinKey,
-} from '../../../src/crypto/tx/bitcoin.js';
-import { TransactionError } from '../../../src/crypto/tx/errors.js';
+} from '../../../src/chains/bitcoin/psbt.js';
+import { TransactionError } from '../../../src/chains/errors.js';
 import { hexKey, schnorrSigner, secpSigner, toHex, ZERO_AUX } from './helpers.js';
 
 bitcoinjs.initEccLib(ecc);

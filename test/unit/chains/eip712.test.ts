@@ -1,4 +1,4 @@
-// EIP-712 typed data and EIP-7702 authorizations (src/crypto/eip712.ts): digests against viem's
+// EIP-712 typed data and EIP-7702 authorizations (src/chains/ethereum/eip712.ts): digests against viem's
 // hashTypedData / hashAuthorization and ethers' TypedDataEncoder.hash on payloads built exactly as
 // @turnkey/viem (serializeTypedData) and @turnkey/ethers (JSON.stringify(getPayload)) build them, the
 // real SDK signers run against a fake client that signs our digest, the policy views, and bad input.
@@ -26,7 +26,7 @@ import {
   hashTypedData,
   parseEip7702Authorization,
   parseTypedData,
-} from '../../../src/crypto/eip712.js';
+} from '../../../src/chains/ethereum/eip712.js';
 import { CryptoInputError } from '../../../src/crypto/errors.js';
 import type * as Policy from '../../../src/policy/context.js';
 

@@ -19,9 +19,9 @@ import {
   serializeUnsignedEip1559,
   serializeUnsignedEip7702,
   signEthereumTransaction,
-} from '../../../src/crypto/tx/ethereum.js';
-import { TransactionError } from '../../../src/crypto/tx/errors.js';
-import { rlpDecode, rlpEncode } from '../../../src/crypto/tx/rlp.js';
+} from '../../../src/chains/ethereum/tx.js';
+import { TransactionError } from '../../../src/chains/errors.js';
+import { rlpDecode, rlpEncode } from '../../../src/chains/ethereum/rlp.js';
 import { hexKey, secpSigner, toHex } from './helpers.js';
 
 const PRIV = hexKey(0x11);

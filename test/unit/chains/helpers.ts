@@ -1,8 +1,8 @@
 // Test-only signer callbacks built on @noble/curves, standing in for key storage.
 import { secp256k1, schnorr } from '@noble/curves/secp256k1.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import type { Secp256k1Signer, Ed25519Signer, SchnorrSigner } from '../../../src/crypto/tx/signer.js';
-import { bip341TweakSecretKey } from '../../../src/crypto/tx/bitcoin.js';
+import type { Secp256k1Signer, Ed25519Signer, SchnorrSigner } from '../../../src/chains/signer.js';
+import { bip341TweakSecretKey } from '../../../src/chains/bitcoin/psbt.js';
 
 export function secpSigner(priv: Uint8Array, calls?: Uint8Array[]): Secp256k1Signer {
   return (digest) => {

@@ -21,8 +21,8 @@ import {
   solanaTxPolicyFields,
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
-} from '../../../src/crypto/tx/solana.js';
-import { TransactionError } from '../../../src/crypto/tx/errors.js';
+} from '../../../src/chains/solana/tx.js';
+import { TransactionError } from '../../../src/chains/errors.js';
 import { edSigner, hexKey, toHex } from './helpers.js';
 
 const seedA = hexKey(0x21);

@@ -3,18 +3,18 @@
 import { describe, it, expect } from 'vitest';
 import { Address, Cell, beginCell, contractAddress } from '@ton/core';
 import { keyPairFromSeed } from '@ton/crypto';
-import { encodeAddress } from '../../../src/crypto/addresses/index.js';
-import { tonWalletCode, tonWalletAccountId, tonFriendlyAddress, TON_DEFAULT_WALLET_ID, type TonWalletVersion } from '../../../src/crypto/addresses/ton.js';
+import { encodeAddress } from '../../../src/chains/addresses/index.js';
+import { tonWalletCode, tonWalletAccountId, tonFriendlyAddress, TON_DEFAULT_WALLET_ID, type TonWalletVersion } from '../../../src/chains/addresses/ton.js';
 import {
   WALLET_V3R2_CODE_BOC_BASE64,
   WALLET_V4R2_CODE_BOC_BASE64,
   WALLET_V5R1_CODE_BOC_HEX,
-} from '../../../src/crypto/addresses/ton-contracts.js';
-import { bocRootHash } from '../../../src/crypto/addresses/ton-cell.js';
+} from '../../../src/chains/ton/contracts.js';
+import { bocRootHash } from '../../../src/chains/ton/cell.js';
 import { deriveKey } from '../../../src/crypto/hd.js';
 import { mnemonicToSeed, generateMnemonic } from '../../../src/crypto/bip39.js';
 import { publicKeyFromPrivate } from '../../../src/crypto/keys.js';
-import { loadVectors, hex, unhex, MNEMONICS } from './helpers.js';
+import { loadVectors, hex, unhex, MNEMONICS } from '../crypto/helpers.js';
 
 const vectors = loadVectors('ton-wallets.json');
 const VERSIONS: TonWalletVersion[] = ['V3R2', 'V4R2', 'V5R1'];

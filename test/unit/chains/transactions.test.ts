@@ -8,7 +8,7 @@ import bs58 from 'bs58';
 import * as btc from '@scure/btc-signer';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { TronWeb } from 'tronweb';
-import { bitcoinNetworkOfAddress, parseTransaction, TransactionError } from '../../../src/crypto/tx/index.js';
+import { bitcoinNetworkOfAddress, parseTransaction, TransactionError } from '../../../src/chains/transactions.js';
 import { edSigner, hexKey, schnorrSigner, secpSigner, toHex } from './helpers.js';
 
 const SECP = hexKey(0x61);

@@ -3,9 +3,9 @@
 // checked by recovering the signer address with TronWeb.
 import { describe, expect, it } from 'vitest';
 import { TronWeb, utils as twUtils } from 'tronweb';
-import { parseTronTransaction, signTronTransaction, tronTxPolicyFields } from '../../../src/crypto/tx/tron.js';
-import { TransactionError } from '../../../src/crypto/tx/errors.js';
-import { encodeBytesField } from '../../../src/crypto/tx/protobuf.js';
+import { parseTronTransaction, signTronTransaction, tronTxPolicyFields } from '../../../src/chains/tron/tx.js';
+import { TransactionError } from '../../../src/chains/errors.js';
+import { encodeBytesField } from '../../../src/chains/tron/protobuf.js';
 import { hexKey, secpSigner, toHex } from './helpers.js';
 
 const PRIV = hexKey(0x11);

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import * as btc from '@scure/btc-signer';
 import { toRlp, fromRlp, bytesToHex } from 'viem';
-import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction } from '../../../src/crypto/tx/ethereum.js';
-import { parseBitcoinPsbt, signBitcoinPsbt } from '../../../src/crypto/tx/bitcoin.js';
-import { rlpDecode, rlpEncode, RlpError, type RlpItem } from '../../../src/crypto/tx/rlp.js';
+import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction } from '../../../src/chains/ethereum/tx.js';
+import { parseBitcoinPsbt, signBitcoinPsbt } from '../../../src/chains/bitcoin/psbt.js';
+import { rlpDecode, rlpEncode, RlpError, type RlpItem } from '../../../src/chains/ethereum/rlp.js';
 import { secpSigner, toHex } from './helpers.js';
 
 const load = (name: string) => JSON.parse(readFileSync(new URL(`../../vectors/${name}`, import.meta.url), 'utf8'));
