@@ -21,7 +21,7 @@
 // fixedMxN/ufixedMxN decode to their raw scaled integer (bigint); Solidity cannot pass them anyway.
 
 import { keccak256 } from '../../crypto/hash.js';
-import { toHex } from '../../crypto/bytes.js';
+import { isHexBody, toHex } from '../../crypto/bytes.js';
 import { toChecksumAddress } from '../addresses/ethereum.js';
 
 export class AbiError extends Error {
@@ -390,7 +390,7 @@ class Decoder {
 function toBytes(data: string | Uint8Array): Uint8Array | undefined {
   if (typeof data !== 'string') return data;
   const body = data.startsWith('0x') || data.startsWith('0X') ? data.slice(2) : data;
-  if (body.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(body)) return undefined;
+  if (!isHexBody(body)) return undefined;
   return new Uint8Array(Buffer.from(body, 'hex'));
 }
 

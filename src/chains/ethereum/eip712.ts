@@ -24,7 +24,7 @@
 // - Values are read only for declared fields; undeclared message/domain keys are ignored by the hash,
 //   and therefore also left out of the policy view, so a policy can only look at signed data.
 
-import { concatBytes } from '../../crypto/bytes.js';
+import { bigIntToMinimalBytes, concatBytes, fromHex, isHexBody, toHex, utf8ToBytes } from '../../crypto/bytes.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { CryptoInputError, describeValue } from '../../crypto/errors.js';
 import { rlpEncode } from './rlp.js';
@@ -359,21 +359,9 @@ function checkRange(value: bigint, signed: boolean, bits: number, fail: Fail, wh
 
 // ------------------------------------------------------------------------------------------ hex, addresses
 
-const HEX_BODY_RE = /^[0-9a-fA-F]*$/;
-const utf8 = new TextEncoder();
-
-function hexToBytes(hex: string): Uint8Array {
-  const h = hex.startsWith('0x') || hex.startsWith('0X') ? hex.slice(2) : hex;
-  return Uint8Array.from(Buffer.from(h, 'hex'));
-}
-
-function bytesToHex(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-}
-
 /** EIP-55 checksum form of a 40-digit lowercase hex address body. */
 function checksumBody(lower: string): string {
-  const hash = bytesToHex(keccak_256(utf8.encode(lower)));
+  const hash = toHex(keccak_256(utf8ToBytes(lower)));
   let out = '';
   for (let k = 0; k < 40; k++) out += parseInt(hash[k], 16) >= 8 ? lower[k].toUpperCase() : lower[k];
   return out;
@@ -384,7 +372,7 @@ function readAddress(v: Json | undefined, fail: Fail, where: string, requirePref
   if (typeof v !== 'string') return fail(`${where}: expected an address string, got ${jsonKind(v)}`);
   const hasPrefix = v.startsWith('0x') || v.startsWith('0X');
   const body = hasPrefix ? v.slice(2) : v;
-  if ((requirePrefix && !hasPrefix) || body.length !== 40 || !HEX_BODY_RE.test(body)) {
+  if ((requirePrefix && !hasPrefix) || body.length !== 40 || !isHexBody(body)) {
     return fail(`${where}: ${describeValue(v)} is not a 20-byte hex address`);
   }
   const lower = body.toLowerCase();
@@ -397,7 +385,7 @@ function readAddress(v: Json | undefined, fail: Fail, where: string, requirePref
 /** 0x-prefixed hex with an even number of digits; returns it lowercase. */
 function readHexBytes(v: Json | undefined, fail: Fail, where: string, size: number | null): string {
   if (typeof v !== 'string') return fail(`${where}: expected a 0x-prefixed hex string, got ${jsonKind(v)}`);
-  if (!(v.startsWith('0x') || v.startsWith('0X')) || (v.length - 2) % 2 !== 0 || !HEX_BODY_RE.test(v.slice(2))) {
+  if (!(v.startsWith('0x') || v.startsWith('0X')) || !isHexBody(v.slice(2))) {
     return fail(`${where}: ${describeValue(v)} is not 0x-prefixed hex with an even number of digits`);
   }
   const len = (v.length - 2) / 2;
@@ -498,7 +486,7 @@ class TypeTable {
   typeHash(name: string): Uint8Array {
     let h = this.hashes.get(name);
     if (!h) {
-      h = keccak_256(utf8.encode(this.encodeType(name)));
+      h = keccak_256(utf8ToBytes(this.encodeType(name)));
       this.hashes.set(name, h);
     }
     return h;
@@ -632,7 +620,7 @@ export function parseTypedData(payload: string): Eip712TypedData {
 
 function word(n: bigint): Uint8Array {
   const v = n < 0n ? TWO_256 + n : n;
-  return hexToBytes(v.toString(16).padStart(64, '0'));
+  return fromHex(v.toString(16).padStart(64, '0'));
 }
 
 /** The 32-byte encoding of one value in encodeData. */
@@ -643,9 +631,9 @@ function encodeValue(table: TypeTable, ref: TypeRef, v: Eip712Value): Uint8Array
     case 'array':
       return keccak_256(concatBytes(...(v as readonly Eip712Value[]).map((item) => encodeValue(table, ref.of, item))));
     case 'string':
-      return keccak_256(utf8.encode(v as string));
+      return keccak_256(utf8ToBytes(v as string));
     case 'bytes':
-      return keccak_256(hexToBytes(v as string));
+      return keccak_256(fromHex(v as string));
     case 'bool':
       return word(v ? 1n : 0n);
     case 'uint':
@@ -653,12 +641,12 @@ function encodeValue(table: TypeTable, ref: TypeRef, v: Eip712Value): Uint8Array
       return word(v as bigint);
     case 'address': {
       const out = new Uint8Array(32);
-      out.set(hexToBytes(v as string), 12);
+      out.set(fromHex(v as string), 12);
       return out;
     }
     case 'fixedBytes': {
       const out = new Uint8Array(32);
-      out.set(hexToBytes(v as string), 0);
+      out.set(fromHex(v as string), 0);
       return out;
     }
   }
@@ -778,15 +766,9 @@ export function parseEip7702Authorization(payload: string): Eip7702Authorization
   return { address, chainId, nonce };
 }
 
-function minimalBytes(n: bigint): Uint8Array {
-  if (n === 0n) return new Uint8Array(0);
-  const h = n.toString(16);
-  return hexToBytes(h.length % 2 ? '0' + h : h);
-}
-
 /** keccak256(0x05 ‖ rlp([chain_id, address, nonce])), the digest an EIP-7702 authority signs. */
 export function eip7702AuthorizationDigest(auth: Eip7702Authorization): Uint8Array {
-  const body = rlpEncode([minimalBytes(auth.chainId), hexToBytes(auth.address), minimalBytes(auth.nonce)]);
+  const body = rlpEncode([bigIntToMinimalBytes(auth.chainId), fromHex(auth.address), bigIntToMinimalBytes(auth.nonce)]);
   const buf = new Uint8Array(1 + body.length);
   buf[0] = 0x05;
   buf.set(body, 1);

@@ -4,7 +4,7 @@
 // rejected, so that one transaction has exactly one encoding and the bytes a policy looked at are the
 // bytes that get signed.
 
-import { concat, bigIntToMinimalBytes } from '../bytes.js';
+import { concatBytes, bigIntToMinimalBytes } from '../../crypto/bytes.js';
 
 export type RlpItem = Uint8Array | RlpItem[];
 
@@ -15,16 +15,16 @@ export class RlpError extends Error {
 function encodeLength(len: number, offset: number): Uint8Array {
   if (len < 56) return Uint8Array.of(offset + len);
   const lb = bigIntToMinimalBytes(BigInt(len));
-  return concat(Uint8Array.of(offset + 55 + lb.length), lb);
+  return concatBytes(Uint8Array.of(offset + 55 + lb.length), lb);
 }
 
 export function rlpEncode(item: RlpItem): Uint8Array {
   if (item instanceof Uint8Array) {
     if (item.length === 1 && item[0] < 0x80) return item;
-    return concat(encodeLength(item.length, 0x80), item);
+    return concatBytes(encodeLength(item.length, 0x80), item);
   }
-  const body = concat(...item.map(rlpEncode));
-  return concat(encodeLength(body.length, 0xc0), body);
+  const body = concatBytes(...item.map(rlpEncode));
+  return concatBytes(encodeLength(body.length, 0xc0), body);
 }
 
 interface Decoded {

@@ -15,7 +15,8 @@
 // `ethTxPolicyFields` exposes the `eth.tx` policy struct with the field names of semantics §1.3.
 
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bigIntToMinimalBytes, bytesToBigInt, concat, hexToBytes, toHex } from '../bytes.js';
+import { bigIntToMinimalBytes, bytesToBigInt, concatBytes, toHex } from '../../crypto/bytes.js';
+import { hexToBytes } from '../bytes.js';
 import { TransactionError, invalid } from '../errors.js';
 import { rlpDecode, rlpEncode, RlpError, type RlpItem } from './rlp.js';
 import { callSecp256k1Signer, type Secp256k1Signer, type NormalizedEcdsa } from '../signer.js';
@@ -250,7 +251,7 @@ function parseTyped(typeByte: number, body: Uint8Array): EthereumTransaction {
     tx.blobVersionedHashes = hashes.map((h, j) => asHash(h, `blobVersionedHashes[${j}]`));
   }
   if (type === 'eip7702') tx.authorizationList = parseAuthorizationList(f[i++]);
-  tx.signingHash = keccak_256(concat(Uint8Array.of(typeByte), rlpEncode(f)));
+  tx.signingHash = keccak_256(concatBytes(Uint8Array.of(typeByte), rlpEncode(f)));
   return tx as EthereumTransaction;
 }
 
@@ -298,7 +299,7 @@ export function serializeSignedEthereumTransaction(tx: EthereumTransaction, sig:
     return toHex(rlpEncode([...tx.fields, bigIntToMinimalBytes(v), r, s]));
   }
   const yParity = bigIntToMinimalBytes(BigInt(sig.recovery));
-  return toHex(concat(Uint8Array.of(tx.typeByte), rlpEncode([...tx.fields, yParity, r, s])));
+  return toHex(concatBytes(Uint8Array.of(tx.typeByte), rlpEncode([...tx.fields, yParity, r, s])));
 }
 
 /**
@@ -332,7 +333,7 @@ export interface Eip1559Fields {
  * same code as one a client sends.
  */
 export function serializeUnsignedEip1559(f: Eip1559Fields): string {
-  return '0x' + toHex(concat(Uint8Array.of(2), rlpEncode(commonTypedFields(f))));
+  return '0x' + toHex(concatBytes(Uint8Array.of(2), rlpEncode(commonTypedFields(f))));
 }
 
 /** The fields of an EIP-7702 (set-code) transaction Sigil builds itself (eth_undelegate_7702). */
@@ -353,7 +354,7 @@ export function serializeUnsignedEip7702(f: Eip7702Fields): string {
     bigIntToMinimalBytes(a.r),
     bigIntToMinimalBytes(a.s),
   ]);
-  return '0x' + toHex(concat(Uint8Array.of(4), rlpEncode([...commonTypedFields(f), authorizations])));
+  return '0x' + toHex(concatBytes(Uint8Array.of(4), rlpEncode([...commonTypedFields(f), authorizations])));
 }
 
 /** chain_id … access_list, shared by the EIP-1559 and EIP-7702 payloads (the access list is empty). */

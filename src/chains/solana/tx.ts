@@ -10,7 +10,8 @@
 // Program ids loaded through address lookup tables are rejected, as by the reference service.
 
 import { base58 } from '@scure/base';
-import { concat, equalBytes, hexToBytes, toHex } from '../bytes.js';
+import { concatBytes, equalBytes, toHex } from '../../crypto/bytes.js';
+import { hexToBytes } from '../bytes.js';
 import { TransactionError, invalid } from '../errors.js';
 import { callEd25519Signer, type Ed25519Signer } from '../signer.js';
 
@@ -375,7 +376,7 @@ export function solanaTxPolicyFields(tx: SolanaTransaction): SolanaTxPolicy {
 }
 
 export function serializeSolanaTransaction(tx: SolanaTransaction): string {
-  return toHex(concat(encodeShortvec(tx.signatures.length), ...tx.signatures, tx.message));
+  return toHex(concatBytes(encodeShortvec(tx.signatures.length), ...tx.signatures, tx.message));
 }
 
 /**

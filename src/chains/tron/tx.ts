@@ -15,7 +15,8 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { createBase58check } from '@scure/base';
-import { concat, equalBytes, hexToBytes, toHex } from '../bytes.js';
+import { concatBytes, equalBytes, toHex } from '../../crypto/bytes.js';
+import { hexToBytes } from '../bytes.js';
 import { TransactionError, invalid } from '../errors.js';
 import { encodeBytesField, readFields, ProtobufError, type PbField } from './protobuf.js';
 import { callSecp256k1Signer, type Secp256k1Signer } from '../signer.js';
@@ -361,8 +362,8 @@ export function tronTxPolicyFields(tx: TronTransaction): TronTxPolicy {
 export function signTronTransaction(unsigned: string | TronTransaction, signer: Secp256k1Signer): string {
   const tx = typeof unsigned === 'string' ? parseTronTransaction(unsigned) : unsigned;
   const sig = callSecp256k1Signer('tron', signer, tx.txId);
-  const sig65 = concat(sig.r32, sig.s32, Uint8Array.of(27 + sig.recovery));
+  const sig65 = concatBytes(sig.r32, sig.s32, Uint8Array.of(27 + sig.recovery));
   const base = tx.envelope ?? encodeBytesField(1, tx.rawData);
   if (tx.signatures.some((s) => equalBytes(s, sig65))) return toHex(base);
-  return toHex(concat(base, encodeBytesField(2, sig65)));
+  return toHex(concatBytes(base, encodeBytesField(2, sig65)));
 }
