@@ -6,7 +6,7 @@
 // synchronous, and a synchronous API keeps parse → policy → sign one straight line.
 
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToBigInt } from './bytes.js';
+import { bytesToBigInt } from '../crypto/bytes.js';
 import { TransactionError, type TxChain } from './errors.js';
 
 /** ECDSA over secp256k1 on a 32-byte digest (no further hashing). */
@@ -23,7 +23,7 @@ export type Ed25519Signer = (message: Uint8Array) => Uint8Array;
 /**
  * BIP340 Schnorr over a 32-byte digest. `tweak` is the 32-byte BIP341 TapTweak hash
  * t = taggedHash("TapTweak", xonly(P) ‖ merkleRoot); when given, the signer must sign with the
- * tweaked secret (see `bip341TweakSecretKey` in bitcoin.ts). Returns the 64-byte signature.
+ * tweaked secret (see `taprootTweakPrivateKey` in src/crypto/taproot.ts). Returns the 64-byte signature.
  */
 export type SchnorrSigner = (digest32: Uint8Array, tweak?: Uint8Array) => Uint8Array;
 

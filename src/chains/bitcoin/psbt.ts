@@ -15,11 +15,11 @@
 // Output: the updated PSBT as lowercase hex without 0x.
 
 import { RawTx, Script, Transaction } from '@scure/btc-signer';
-import { secp256k1, schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { base64, bech32, bech32m, createBase58check } from '@scure/base';
-import { bytesToBigInt, concat, equalBytes, toHex, stripLeadingZeros } from '../bytes.js';
+import { concatBytes, equalBytes, toHex, stripLeadingZeros } from '../../crypto/bytes.js';
+import { tapTweakHash, taprootOutputKey } from '../../crypto/taproot.js';
 import { TransactionError, invalid } from '../errors.js';
 import { callSchnorrSigner, callSecp256k1Signer, type SchnorrSigner, type Secp256k1Signer } from '../signer.js';
 
@@ -63,7 +63,6 @@ export interface BitcoinSignResult {
 const SIGHASH_DEFAULT = 0x00;
 const SIGHASH_ALL = 0x01;
 const PSBT_MAGIC = Uint8Array.of(0x70, 0x73, 0x62, 0x74, 0xff);
-const N = secp256k1.Point.CURVE().n;
 const b58check = createBase58check(sha256);
 
 const NETWORKS: Record<BitcoinNetwork, { bech32: string; pkh: number; sh: number }> = {
@@ -78,38 +77,6 @@ function fail(message: string): TransactionError {
 }
 
 const hash160 = (b: Uint8Array): Uint8Array => ripemd160(sha256(b));
-
-function taggedHash(tag: string, ...msgs: Uint8Array[]): Uint8Array {
-  const t = sha256(new TextEncoder().encode(tag));
-  return sha256(concat(t, t, ...msgs));
-}
-
-/** BIP341 TapTweak hash t = taggedHash("TapTweak", xonly(P) ‖ merkleRoot). Empty root = BIP86. */
-export function bip341TapTweak(internalXOnly: Uint8Array, merkleRoot: Uint8Array = new Uint8Array(0)): Uint8Array {
-  return taggedHash('TapTweak', internalXOnly, merkleRoot);
-}
-
-/**
- * BIP341 secret-key tweak, for signer implementations: d' = (P.y even ? d : n − d) + t mod n.
- * Signing with d' (BIP340 handles the parity of the tweaked point) yields a key-path signature.
- */
-export function bip341TweakSecretKey(secret: Uint8Array, tweak: Uint8Array): Uint8Array {
-  let d = bytesToBigInt(secret);
-  if (d <= 0n || d >= N) throw new RangeError('invalid secret key');
-  const t = bytesToBigInt(tweak);
-  if (t >= N) throw new RangeError('tweak out of range');
-  if (secp256k1.Point.BASE.multiply(d).y % 2n === 1n) d = N - d;
-  const out = (d + t) % N;
-  if (out === 0n) throw new RangeError('tweaked key is zero');
-  return Uint8Array.from(Buffer.from(out.toString(16).padStart(64, '0'), 'hex'));
-}
-
-/** BIP341 output key Q = lift_x(P) + t·G (x-only) for an internal x-only key and tweak. */
-function taprootOutputKey(internalXOnly: Uint8Array, tweak: Uint8Array): Uint8Array {
-  const P = schnorr.utils.lift_x(bytesToBigInt(internalXOnly));
-  const Q = P.add(secp256k1.Point.BASE.multiply(bytesToBigInt(tweak)));
-  return Q.toBytes(true).subarray(1);
-}
 
 function decodePsbtInput(input: string): Uint8Array {
   if (typeof input !== 'string' || input.length === 0) throw fail('PSBT is empty');
@@ -207,9 +174,9 @@ export function addressOf(script: Uint8Array, network: BitcoinNetwork): { addres
   const c = classify(script);
   switch (c.type) {
     case 'P2PKH':
-      return { address: b58check.encode(concat(Uint8Array.of(net.pkh), c.hash!)), address_type: c.type };
+      return { address: b58check.encode(concatBytes(Uint8Array.of(net.pkh), c.hash!)), address_type: c.type };
     case 'P2SH':
-      return { address: b58check.encode(concat(Uint8Array.of(net.sh), c.hash!)), address_type: c.type };
+      return { address: b58check.encode(concatBytes(Uint8Array.of(net.sh), c.hash!)), address_type: c.type };
     case 'P2WPKH':
     case 'P2WSH':
       return { address: bech32.encode(net.bech32, [0, ...bech32.toWords(c.program!)]), address_type: c.type };
@@ -260,14 +227,14 @@ export function bitcoinTxPolicyFields(parsed: BitcoinPsbt, network: BitcoinNetwo
 function derInt(x32: Uint8Array): Uint8Array {
   let v = stripLeadingZeros(x32);
   if (v.length === 0) v = Uint8Array.of(0);
-  if (v[0] & 0x80) v = concat(Uint8Array.of(0), v);
-  return concat(Uint8Array.of(0x02, v.length), v);
+  if (v[0] & 0x80) v = concatBytes(Uint8Array.of(0), v);
+  return concatBytes(Uint8Array.of(0x02, v.length), v);
 }
 
 /** DER-encoded ECDSA signature (BIP66) followed by the sighash byte, as PSBT partial_sig wants. */
 function derWithHashType(r32: Uint8Array, s32: Uint8Array, hashType: number): Uint8Array {
-  const body = concat(derInt(r32), derInt(s32));
-  return concat(Uint8Array.of(0x30, body.length), body, Uint8Array.of(hashType));
+  const body = concatBytes(derInt(r32), derInt(s32));
+  return concatBytes(Uint8Array.of(0x30, body.length), body, Uint8Array.of(hashType));
 }
 
 function scriptHasKey(script: Uint8Array, pub: Uint8Array): boolean {
@@ -296,7 +263,7 @@ function planInput(psbt: Transaction, i: number, prevScript: Uint8Array, key: Ou
   const { pub, xonly, pkh } = key;
   const inp = psbt.getInput(i);
   const c = classify(prevScript);
-  const p2pkhCode = (h: Uint8Array) => concat(Uint8Array.of(0x76, 0xa9, 0x14), h, Uint8Array.of(0x88, 0xac));
+  const p2pkhCode = (h: Uint8Array) => concatBytes(Uint8Array.of(0x76, 0xa9, 0x14), h, Uint8Array.of(0x88, 0xac));
   switch (c.type) {
     case 'P2PKH':
       if (!equalBytes(c.hash!, pkh)) return null;
@@ -365,8 +332,7 @@ export function signBitcoinPsbt(unsigned: string | BitcoinPsbt, key: BitcoinKey)
     pkh: hash160(pub),
     bip86() {
       if (!bip86) {
-        const tweak = bip341TapTweak(xonly);
-        bip86 = { tweak, outputKey: taprootOutputKey(xonly, tweak) };
+        bip86 = { tweak: tapTweakHash(xonly), outputKey: taprootOutputKey(xonly).outputKey };
       }
       return bip86;
     },
@@ -391,7 +357,7 @@ export function signBitcoinPsbt(unsigned: string | BitcoinPsbt, key: BitcoinKey)
       if (!key.schnorr) throw new TypeError(`input ${i} is a taproot input of this key: a schnorr signer is needed`);
       const sig = callSchnorrSigner('bitcoin', key.schnorr, digest, plan.tweak);
       // BIP341: SIGHASH_DEFAULT signatures are 64 bytes; any other type appends its byte.
-      const tapKeySig = hashType === SIGHASH_DEFAULT ? sig : concat(sig, Uint8Array.of(hashType));
+      const tapKeySig = hashType === SIGHASH_DEFAULT ? sig : concatBytes(sig, Uint8Array.of(hashType));
       psbt.updateInput(i, { tapKeySig }, true);
     } else {
       if (requested !== undefined && requested !== SIGHASH_ALL) {

@@ -9,12 +9,12 @@ import * as bitcoinjs from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import {
   bitcoinTxPolicyFields,
-  bip341TapTweak,
   parseBitcoinPsbt,
   signBitcoinPsbt,
   type BitcoinKey,
 } from '../../../src/chains/bitcoin/psbt.js';
 import { TransactionError } from '../../../src/chains/errors.js';
+import { tapTweakHash } from '../../../src/crypto/taproot.js';
 import { hexKey, schnorrSigner, secpSigner, toHex, ZERO_AUX } from './helpers.js';
 
 bitcoinjs.initEccLib(ecc);
@@ -299,7 +299,7 @@ describe('bitcoin: refusals', () => {
 
 describe('bitcoin: BIP341 helpers', () => {
   it('tap tweak and tweaked secret give the P2TR output key (BIP86)', () => {
-    const t = bip341TapTweak(XONLY);
+    const t = tapTweakHash(XONLY);
     expect(toHex(t)).toBe(toHex(sha256(new Uint8Array([...sha256(new TextEncoder().encode('TapTweak')), ...sha256(new TextEncoder().encode('TapTweak')), ...XONLY]))));
   });
 });

@@ -2,7 +2,6 @@
 import { secp256k1, schnorr } from '@noble/curves/secp256k1.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import type { Secp256k1Signer, Ed25519Signer, SchnorrSigner } from '../../../src/chains/signer.js';
-import { bip341TweakSecretKey } from '../../../src/chains/bitcoin/psbt.js';
 
 export function secpSigner(priv: Uint8Array, calls?: Uint8Array[]): Secp256k1Signer {
   return (digest) => {
@@ -14,6 +13,18 @@ export function secpSigner(priv: Uint8Array, calls?: Uint8Array[]): Secp256k1Sig
 
 export function edSigner(priv: Uint8Array): Ed25519Signer {
   return (msg) => ed25519.sign(msg, priv);
+}
+
+/**
+ * BIP341 taproot_tweak_seckey written out on @noble/curves, independent of src/crypto/taproot.ts so a
+ * signature made with it checks Sigil's tweak: d' = (P.y even ? d : n - d) + t mod n.
+ */
+export function bip341TweakSecretKey(secret: Uint8Array, tweak: Uint8Array): Uint8Array {
+  const n = secp256k1.Point.CURVE().n;
+  let d = BigInt('0x' + toHex(secret));
+  if (secp256k1.Point.BASE.multiply(d).y % 2n === 1n) d = n - d;
+  const out = (d + BigInt('0x' + toHex(tweak))) % n;
+  return Uint8Array.from(Buffer.from(out.toString(16).padStart(64, '0'), 'hex'));
 }
 
 /** Zero aux randomness so signatures are reproducible and comparable with btc-signer's own. */
