@@ -1,10 +1,19 @@
-// Small byte helpers shared by the crypto core: strict hex parsing, lowercase hex output,
-// concatenation and fixed-width integers. Buffer is used underneath because it is the fastest hex
-// codec in Node; results are returned as plain Uint8Array views so callers never depend on Buffer.
+// The one bytes/hex module of Sigil (crypto primitives and chain codecs alike): strict hex parsing,
+// lowercase hex output, concatenation, comparison and big-endian integers. Hex goes through Buffer
+// because it is the fastest hex codec in Node (this is on the signing hot path, DESIGN.md); what
+// `@noble/hashes/utils` already does well (concatenation, UTF-8) is re-exported from it rather than
+// written again. Results are plain Uint8Array views so callers never depend on Buffer.
 
 import { CryptoInputError } from './errors.js';
 
+export { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+
 const HEX_RE = /^[0-9a-fA-F]*$/;
+
+/** True for an even number of hex digits with no prefix (the empty string included). */
+export function isHexBody(hex: string): boolean {
+  return hex.length % 2 === 0 && HEX_RE.test(hex);
+}
 
 /** Lowercase hex, no 0x. */
 export function toHex(bytes: Uint8Array): string {
@@ -18,22 +27,10 @@ export function toHex(bytes: Uint8Array): string {
 export function fromHex(hex: string, what = 'hex string'): Uint8Array {
   if (typeof hex !== 'string') throw new CryptoInputError('INVALID_HEX', `invalid ${what}: expected a string`);
   const body = hex.startsWith('0x') || hex.startsWith('0X') ? hex.slice(2) : hex;
-  if (body.length % 2 !== 0 || !HEX_RE.test(body)) {
+  if (!isHexBody(body)) {
     throw new CryptoInputError('INVALID_HEX', `invalid ${what}: expected an even number of hex digits`);
   }
   return new Uint8Array(Buffer.from(body, 'hex'));
-}
-
-export function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  let len = 0;
-  for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 /** Big-endian 32-bit unsigned integer. */
@@ -55,3 +52,26 @@ export function bigIntToBytes(n: bigint, len = 32): Uint8Array {
   return fromHex(hex);
 }
 
+
+/** Minimal big-endian bytes of a non-negative integer (0 gives empty bytes), as RLP wants integers. */
+export function bigIntToMinimalBytes(n: bigint): Uint8Array {
+  if (n < 0n) throw new RangeError('negative integer');
+  if (n === 0n) return new Uint8Array(0);
+  const hex = n.toString(16);
+  return fromHex(hex.length % 2 ? '0' + hex : hex);
+}
+
+/** Drops leading zero bytes (a 32-byte r or s becomes its minimal integer encoding). */
+export function stripLeadingZeros(b: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < b.length && b[i] === 0) i++;
+  return b.subarray(i);
+}
+
+/** Constant-time comparison of two byte strings (length is not secret). */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}

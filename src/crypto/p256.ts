@@ -25,6 +25,11 @@ import {
   verify as nodeVerify,
   type KeyObject,
 } from 'node:crypto';
+import { bigIntToBytes, bytesToBigInt, concatBytes, fromHex, isHexBody, toHex } from './bytes.js';
+
+// The bytes helpers are src/crypto/bytes.ts's; these names are what the bundle, stamp and WebAuthn
+// code imports from here.
+export { toHex as bytesToHex, concatBytes } from './bytes.js';
 
 /** Hex (no `0x` prefix, either case) or raw bytes. */
 export type BytesLike = Uint8Array | string;
@@ -54,15 +59,10 @@ const SPKI_PREFIX_COMPRESSED = hexToBytes('3039301306072a8648ce3d020106082a8648c
 
 /** Strict hex decode: even length, hex digits only, no `0x`. Empty string gives empty bytes. */
 export function hexToBytes(hex: string): Uint8Array {
-  if (typeof hex !== 'string' || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {
+  if (typeof hex !== 'string' || !isHexBody(hex)) {
     throw new CryptoError('INVALID_HEX', 'expected an even-length hex string without 0x prefix');
   }
-  return new Uint8Array(Buffer.from(hex, 'hex'));
-}
-
-/** Lowercase hex, no prefix. */
-export function bytesToHex(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+  return fromHex(hex);
 }
 
 /** Hex string -> bytes; bytes are returned as a plain Uint8Array copy-free view. */
@@ -72,27 +72,10 @@ export function toBytes(input: BytesLike): Uint8Array {
   throw new CryptoError('INVALID_INPUT', 'expected hex string or Uint8Array');
 }
 
-export function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 export function sha256(data: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(data).digest());
 }
 
-function bigintFromBytes(b: Uint8Array): bigint {
-  return b.length === 0 ? 0n : BigInt('0x' + bytesToHex(b));
-}
-
-function bigintTo32(n: bigint): Uint8Array {
-  return hexToBytes(n.toString(16).padStart(64, '0'));
-}
 
 // ---------------------------------------------------------------------------------------------------
 // public keys
@@ -137,7 +120,7 @@ export function decompressPublicKey(publicKey: BytesLike): Uint8Array {
 
 /** Lowercase hex (66 chars) of the compressed key: the form API keys are registered and stamped with. */
 export function compressPublicKeyHex(publicKey: BytesLike): string {
-  return bytesToHex(compressPublicKey(publicKey));
+  return toHex(compressPublicKey(publicKey));
 }
 
 /**
@@ -154,7 +137,7 @@ export function samePublicKey(a: string, b: string): boolean {
 
 /** Lowercase hex (130 chars) of the uncompressed key: the form bundles carry (`enclaveQuorumPublic`, `targetPublic`). */
 export function decompressPublicKeyHex(publicKey: BytesLike): string {
-  return bytesToHex(decompressPublicKey(publicKey));
+  return toHex(decompressPublicKey(publicKey));
 }
 
 /** True when the input decodes to a valid P-256 point in either encoding. */
@@ -179,7 +162,7 @@ function checkedPrivateKey(privateKey: BytesLike): Uint8Array {
     throw new CryptoError('INVALID_PRIVATE_KEY', 'P-256 private key is not valid hex');
   }
   if (d.length !== 32) throw new CryptoError('INVALID_PRIVATE_KEY', 'P-256 private key must be 32 bytes');
-  const k = bigintFromBytes(d);
+  const k = bytesToBigInt(d);
   if (k === 0n || k >= P256_N) {
     throw new CryptoError('INVALID_PRIVATE_KEY', 'P-256 private key is out of range');
   }
@@ -357,7 +340,7 @@ function publicKeyObject(publicKey: BytesLike): KeyObject {
   const seen = typeof publicKey === 'string' ? publicKeyCache.get(publicKey.toLowerCase()) : undefined;
   if (seen) return refreshed(publicKey as string, seen);
   const pub = checkedPoint(publicKey);
-  const id = bytesToHex(pub);
+  const id = toHex(pub);
   const hit = publicKeyCache.get(id);
   if (hit) return refreshed(id, hit);
   let key: KeyObject;
@@ -384,7 +367,7 @@ export function verifyP256Raw(publicKey: BytesLike, message: Uint8Array, signatu
   return verifyWithKey(publicKeyObject(publicKey), message, signature);
 }
 
-const N_BYTES = Buffer.from(bigintTo32(P256_N));
+const N_BYTES = Buffer.from(bigIntToBytes(P256_N, 32));
 const ZERO_32 = Buffer.alloc(32);
 
 /** r‖s against an imported key: each of r and s in [1, n-1] (compared as bytes), then OpenSSL. */
@@ -454,12 +437,12 @@ export class P256Signer {
 
   /** Lowercase uncompressed hex: exactly the string clients compare `enclaveQuorumPublic` against. */
   get publicKeyUncompressedHex(): string {
-    return bytesToHex(this.publicKeyUncompressed);
+    return toHex(this.publicKeyUncompressed);
   }
 
   /** Lowercase compressed hex (66 chars). */
   get publicKeyHex(): string {
-    return bytesToHex(this.publicKey);
+    return toHex(this.publicKey);
   }
 
   /**
@@ -468,14 +451,14 @@ export class P256Signer {
    */
   signRaw(message: Uint8Array): Uint8Array {
     const raw = new Uint8Array(nodeSign('sha256', message, { key: this.#key, dsaEncoding: 'ieee-p1363' }));
-    const s = bigintFromBytes(raw.subarray(32));
-    if (s > HALF_N) raw.set(bigintTo32(P256_N - s), 32);
+    const s = bytesToBigInt(raw.subarray(32));
+    if (s > HALF_N) raw.set(bigIntToBytes(P256_N - s, 32), 32);
     return raw;
   }
 
   /** ECDSA-P256-SHA256 over `message`, minimal DER, lowercase hex (the `dataSignature` / stamp form). */
   signDer(message: Uint8Array): string {
-    return bytesToHex(rawToDerSignature(this.signRaw(message)));
+    return toHex(rawToDerSignature(this.signRaw(message)));
   }
 
   /**

@@ -7,7 +7,7 @@ import { SigilError, internalError } from '../errors/errors.js';
 
 /**
  * Errors of the pure crypto layer are all caused by the caller's input (their classes say so:
- * src/crypto/errors.ts, src/crypto/p256.ts, src/crypto/tx/errors.ts); they are matched by name so
+ * src/crypto/errors.ts, src/crypto/p256.ts, src/chains/errors.ts); they are matched by name so
  * this layer needs no import of src/crypto.
  */
 function fromCryptoError(err: Error & { code?: string }): SigilError | undefined {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { computeActivityFingerprint, verifyAppProofSignature, verifyStampSignature } from '@turnkey/crypto';
 import { p256 } from '@noble/curves/nist.js';
-import { ADDRESS_FORMATS, ADDRESS_FORMAT_TABLE } from '../../src/crypto/addresses/index.js';
+import { ADDRESS_FORMATS, ADDRESS_FORMAT_TABLE } from '../../src/chains/addresses/index.js';
 import { startSigil, runSigil, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, rawPost, sdkServerClient } from '../helpers/clients.js';
 

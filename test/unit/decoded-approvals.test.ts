@@ -10,7 +10,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import bs58 from 'bs58';
 import { TronWeb } from 'tronweb';
-import { parseAbi } from '../../src/crypto/abi.js';
+import { parseAbi } from '../../src/chains/ethereum/abi.js';
 import { decodeSigningIntent, declaredDecimals, type DecodeSources, type DecodedView } from '../../src/domain/keys/decoded-approvals.js';
 
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';

@@ -32,7 +32,7 @@
 // sends can hold back another's. A raw send (eth_send_raw_transaction) not mined within
 // SIGIL_EVM_RAW_SEND_TTL_SECONDS is FAILED as expired.
 import { EvmRpc, EvmRpcError, type EvmCall } from '../../delivery/evm-rpc.js';
-import { ethereumTransactionHash, serializeUnsignedEip1559, serializeUnsignedEip7702, type Eip1559Fields } from '../../crypto/tx/index.js';
+import { ethereumTransactionHash, serializeUnsignedEip1559, serializeUnsignedEip7702, type Eip1559Fields } from '../../chains/transactions.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { Repositories, SendTransactionRow } from '../../store/index.js';
 import type { EvmAssetSetting } from '../../config/config.js';

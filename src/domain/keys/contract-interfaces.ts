@@ -6,7 +6,7 @@
 //
 // Rules at upload: the interface text is at most 400 kb (400 × 1024 bytes of UTF-8, the reference's
 // "≤400kb"), must be JSON; an ETHEREUM interface must parse as an ABI array whose entries are
-// well-formed (src/crypto/abi.ts), a SOLANA interface must be an IDL object with `instructions` and
+// well-formed (src/chains/ethereum/abi.ts), a SOLANA interface must be an IDL object with `instructions` and
 // `types` arrays (the reference requires `types`, possibly empty). Addresses: EVM `0x` + 40 hex
 // (mixed case must be a valid EIP-55 checksum; stored checksummed so lookups ignore the caller's
 // casing), Solana base58 of 32 bytes (case-sensitive, stored as given).
@@ -22,8 +22,8 @@ import {
   parseAbi,
   type DecodeOptions,
   type ParsedAbi,
-} from '../../crypto/abi.js';
-import { toChecksumAddress } from '../../crypto/addresses/ethereum.js';
+} from '../../chains/ethereum/abi.js';
+import { toChecksumAddress } from '../../chains/addresses/ethereum.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { Repositories, SmartContractInterfaceRow } from '../../store/index.js';
 import { checkName } from '../identity/contacts.js';

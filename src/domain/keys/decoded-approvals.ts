@@ -1,13 +1,13 @@
 // Decoded approvals: what a waiting signature will sign, decoded
-// by the server from the stored intent with the same parsers that sign it (src/crypto/tx,
-// src/crypto/eip712.ts, src/crypto/abi.ts), never from anything the submitter described. The view is
+// by the server from the stored intent with the same parsers that sign it (src/chains,
+// src/chains/ethereum/eip712.ts, src/chains/ethereum/abi.ts), never from anything the submitter described. The view is
 // data (sections of label/value rows, flags, digests) so the dashboard and `sigil activities show`
 // print the same thing; docs/policies.md "Approving what you see" documents the `decodedView` field it becomes.
 // The digests are computed over the stored payload by rules the dashboard re-implements on its own
 // (dashboard/src/integrity.ts), so a renderer that showed one thing and signs another is caught.
-import { toChecksumAddress } from '../../crypto/addresses/ethereum.js';
-import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi, type AbiFunction, type ParsedAbi } from '../../crypto/abi.js';
-import { eip7702AuthorizationDigest, hashTypedData, parseEip7702Authorization, parseTypedData, type Eip712Value } from '../../crypto/eip712.js';
+import { toChecksumAddress } from '../../chains/addresses/ethereum.js';
+import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi, type AbiFunction, type ParsedAbi } from '../../chains/ethereum/abi.js';
+import { eip7702AuthorizationDigest, hashTypedData, parseEip7702Authorization, parseTypedData, type Eip712Value } from '../../chains/ethereum/eip712.js';
 import { keccak256, sha256 } from '../../crypto/hash.js';
 import {
   addressOf,
@@ -23,7 +23,7 @@ import {
   TOKEN_2022_PROGRAM,
   TOKEN_PROGRAM,
   type EthereumTransaction,
-} from '../../crypto/tx/index.js';
+} from '../../chains/transactions.js';
 import type { Barrier } from '../../barrier/barrier.js';
 import type { ActivityRow, Repositories, VoteRow } from '../../store/index.js';
 import { ETHEREUM_INTERFACE, parsedAbiOf } from './contract-interfaces.js';

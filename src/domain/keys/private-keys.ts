@@ -3,7 +3,7 @@
 // sealed in the barrier bound to its row, and its addresses are encoded once at creation.
 import { createTag, tagRecordOf, updateTag, type TagKind } from '../governance/tags.js';
 import { randomBytes } from 'node:crypto';
-import { assertCurveFitsAddressFormat, encodeAddress } from '../../crypto/addresses/index.js';
+import { assertCurveFitsAddressFormat, encodeAddress } from '../../chains/addresses/index.js';
 import type { Curve } from '../../crypto/curves.js';
 import { isValidPrivateKey, publicKeyFromPrivate } from '../../crypto/keys.js';
 import { SigilError, invalid, notFound } from '../../errors/errors.js';

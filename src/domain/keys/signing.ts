@@ -3,7 +3,7 @@
 // payload per encoding, sign with the curve's scheme (ECDSA, Ed25519, BIP340 for Spark, BIP340 with
 // the BIP341 tweak for P2TR), and sign whole transactions per chain. The key is unsealed from its own
 // row the first time it signs (then kept imported); nothing is derived from the mnemonic per request.
-import { toChecksumAddress } from '../../crypto/addresses/ethereum.js';
+import { toChecksumAddress } from '../../chains/addresses/ethereum.js';
 import type { Curve } from '../../crypto/curves.js';
 import {
   eip712PolicyFields,
@@ -12,11 +12,11 @@ import {
   hashTypedData,
   parseEip7702Authorization,
   parseTypedData,
-} from '../../crypto/eip712.js';
+} from '../../chains/ethereum/eip712.js';
 import { caseInsensitive, type PolicyContext } from '../../policy/index.js';
 import { signingKeyForSealed, type RawSignature, type SignatureScheme, type SigningKey } from '../../crypto/sign.js';
 import { bytesToBigInt } from '../../crypto/bytes.js';
-import { parseTransaction, type EthAuthorization, type TransactionType, type TxSigningKey } from '../../crypto/tx/index.js';
+import { parseTransaction, type EthAuthorization, type TransactionType, type TxSigningKey } from '../../chains/transactions.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { Barrier, SealedLocation } from '../../barrier/barrier.js';
 import type { Repositories } from '../../store/index.js';

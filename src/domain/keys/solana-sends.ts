@@ -18,7 +18,7 @@
 // its lifetime is its blockhash, so a send that has not landed once the node says its blockhash is
 // no longer valid never will. No node is called while a database transaction is open.
 import { base58 } from '@scure/base';
-import { parseSolanaTransaction, serializeSolanaTransaction, withRecentBlockhash, type SolanaTransaction } from '../../crypto/tx/index.js';
+import { parseSolanaTransaction, serializeSolanaTransaction, withRecentBlockhash, type SolanaTransaction } from '../../chains/transactions.js';
 import { SolanaRpc, SolanaRpcError } from '../../delivery/solana-rpc.js';
 import { SigilError, invalid } from '../../errors/errors.js';
 import { isUniqueViolation, type Repositories, type SendTransactionRow } from '../../store/index.js';

@@ -51,7 +51,7 @@
 // decided, executed and counted in the deciding approval's own transaction, under the same locks.
 import { Unavailable, type Controls, type PolicyContext } from '../../policy/index.js';
 import { SigilError, invalid } from '../../errors/errors.js';
-import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi } from '../../crypto/abi.js';
+import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi } from '../../chains/ethereum/abi.js';
 import type { Repositories } from '../../store/index.js';
 import { activityKind } from '../governance/policy-context.js';
 import { loadCompiledPolicies } from '../governance/policies.js';
@@ -111,7 +111,7 @@ interface Moved {
 }
 
 // The ERC-20 calls that move or commit a holder's tokens, decoded by the ABI decoder eth.tx's
-// contract_call_args use (src/crypto/abi.ts). `approve` counts too (docs/velocity-controls.md lists it): an allowance
+// contract_call_args use (src/chains/ethereum/abi.ts). `approve` counts too (docs/velocity-controls.md lists it): an allowance
 // hands the spender the power to move that amount without another signature, so a limit that
 // ignored it would be passed by approving a contract and letting it pull. An approval that lowers or
 // revokes an allowance (amount 0) adds nothing.
@@ -270,7 +270,7 @@ function bitcoinNetworksOf(context: PolicyContext): string[] {
 /**
  * The signing wallet's own addresses (every account of the wallet, or every address of the private
  * key), which a PSBT's change pays: read only for a Bitcoin transaction. The outputs' addresses are
- * spelled in the signer's network (src/crypto/tx bitcoinTxPolicyFields), as the wallet's accounts of
+ * spelled in the signer's network (src/chains/bitcoin/psbt.ts bitcoinTxPolicyFields), as the wallet's accounts of
  * that network are, so they compare as strings.
  */
 export async function ownAddresses(repos: Repositories, context: PolicyContext): Promise<ReadonlySet<string>> {

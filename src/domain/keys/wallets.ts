@@ -2,7 +2,7 @@
 // docs/reference/addresses.md): creation from a fresh or given mnemonic, accounts derived once at creation with
 // their keys sealed per row (signing never re-derives), records, updates and deletion rules.
 import { generateMnemonic, isMnemonicWordCount, mnemonicToSeedAsync, type MnemonicWordCount } from '../../crypto/bip39.js';
-import { assertCurveFitsAddressFormat, encodeAddress } from '../../crypto/addresses/index.js';
+import { assertCurveFitsAddressFormat, encodeAddress } from '../../chains/addresses/index.js';
 import type { Curve } from '../../crypto/curves.js';
 import { canonicalDerivationPath } from '../../crypto/hd-path.js';
 import { deriveKey } from '../../crypto/hd.js';
