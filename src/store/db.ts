@@ -39,6 +39,7 @@ import * as m026 from './migrations/026_vouched_contacts.js';
 import * as m027 from './migrations/027_send_tracking.js';
 import * as m030 from './migrations/030_lookup_indexes.js';
 import * as m031 from './migrations/031_small_rows.js';
+import * as m032 from './migrations/032_organization_keys.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '027_send_tracking': m027,
   '030_lookup_indexes': m030,
   '031_small_rows': m031,
+  '032_organization_keys': m032,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -36,6 +36,7 @@ import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
 import { SecretsRepo } from './repositories/secrets.js';
+import { OrganizationKeysRepo } from './repositories/organization-keys.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 import { InvitationsRepo } from './repositories/invitations.js';
 import { EmailEventsRepo } from './repositories/email-events.js';
@@ -66,6 +67,7 @@ export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
+export type { OrganizationKeyRow } from './repositories/organization-keys.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
@@ -112,6 +114,7 @@ export interface Repositories {
   velocityControls: VelocityControlsRepo;
   sessionProfiles: SessionProfilesRepo;
   secrets: SecretsRepo;
+  organizationKeys: OrganizationKeysRepo;
   mfaPolicies: MfaPoliciesRepo;
   invitations: InvitationsRepo;
   emailEvents: EmailEventsRepo;
@@ -159,6 +162,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     velocityControls: new VelocityControlsRepo(db),
     sessionProfiles: new SessionProfilesRepo(db),
     secrets: new SecretsRepo(db),
+    organizationKeys: new OrganizationKeysRepo(db),
     mfaPolicies: new MfaPoliciesRepo(db),
     invitations: new InvitationsRepo(db),
     emailEvents: new EmailEventsRepo(db),
