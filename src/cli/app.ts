@@ -195,6 +195,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     logger,
     transport,
     signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+    signerKey: { sealedBy: config.seal.type, storedIn: 'database' },
     webhookKey,
     version: VERSION,
     ready,

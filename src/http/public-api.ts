@@ -30,6 +30,11 @@ export interface PublicApiOptions {
   /** Body limit, timeouts and connection cap of the server (src/http/transport.ts). */
   transport: TransportLimits;
   signerPublicKey: string;
+  /**
+   * Where the signer key's private half lives, for /.well-known/sigil.json: sealed in the database by
+   * the deployment's data key, which the named seal wraps (README "Custody").
+   */
+  signerKey?: { sealedBy: string; storedIn: 'database' };
   /** The key webhook deliveries are signed with (src/crypto/webhook-signature.ts). */
   webhookKey?: { keyId: string; publicKeyHex: string; jwk(): Record<string, string> };
   version: string;
@@ -130,6 +135,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
   const webhookVerificationKey = opts.webhookKey ? { keyId: opts.webhookKey.keyId, publicKey: opts.webhookKey.publicKeyHex, algorithm: 'ed25519' } : undefined;
   app.get('/.well-known/sigil.json', async () => ({
     signerPublicKey: opts.signerPublicKey,
+    signerKey: opts.signerKey,
     webhookVerificationKey,
     frames: opts.frameUrls?.(),
     version: opts.version,
