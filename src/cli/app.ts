@@ -26,7 +26,7 @@ import { publicApiServer } from '../http/public-api.js';
 import { frameUrls, framesServer } from '../http/frames.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
-import { fileSink } from '../audit/sinks.js';
+import { allSinks, fileSink, httpSink, syslogSink } from '../audit/sinks.js';
 import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -99,6 +99,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
         logger.error({ err }, 'the audit sink refused a checkpoint');
       }
     }),
+    { checkpointEntries: config.auditCheckpointEntries },
   );
   configureQuotas(config.quotas);
   // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
@@ -268,7 +269,12 @@ export async function openServing({ config, logger, sink, store, deployment, por
 
 export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const auditSink = config.auditSinkFile ? fileSink(config.auditSinkFile) : undefined;
+  const sinkError = (err: unknown) => logger.error({ err }, 'an audit sink refused a checkpoint');
+  const auditSink = allSinks([
+    ...(config.auditSinkFile ? [fileSink(config.auditSinkFile)] : []),
+    ...(config.auditSinkHttp ? [httpSink(config.auditSinkHttp, sinkError)] : []),
+    ...(config.auditSinkSyslog ? [syslogSink(config.auditSinkSyslog, sinkError)] : []),
+  ]);
   try {
     const custody = new ProcessCustody({ config, logger, sink, store, open: openServing, auditSink });
     await custody.start();
@@ -283,13 +289,13 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         const drained = await custody.close(timeoutMs, onDrained);
         // The store's last checkpoint still reaches the sink.
         await store.close();
-        auditSink?.close();
+        await auditSink?.close();
         return drained;
       },
     };
   } catch (err) {
     await store.close();
-    auditSink?.close();
+    await auditSink?.close();
     throw err;
   }
 }

@@ -239,8 +239,8 @@ export class Store {
    * Lets transactions record audit entries: `sealer` (src/audit) seals them into this process's
    * stream, and the stream's head is signed into a checkpoint every few seconds while it moves.
    */
-  attachAudit(sealer: AuditSealer): void {
-    this.lane.attach(sealer);
+  attachAudit(sealer: AuditSealer, opts: { checkpointEntries?: number } = {}): void {
+    this.lane.attach(sealer, { everyEntries: opts.checkpointEntries, onDue: () => void this.checkpoint().catch(() => undefined) });
     // Attached again after an unseal (README "Custody"): a new stream, one timer.
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.checkpointTimer = setInterval(() => void this.checkpoint().catch(() => undefined), CHECKPOINT_INTERVAL_MS);
