@@ -14,6 +14,8 @@ export interface AuditSink {
   write(row: AuditCheckpointRow): void;
   /** Stops the sink once what it was given is delivered (or given up on). */
   close(): Promise<void> | void;
+  /** False since a checkpoint failed to reach it, until one does (SIGIL_AUDIT_SINK_FAIL_CLOSED). */
+  accepting(): boolean;
 }
 
 /** A checkpoint as every sink writes it: the export's `{"checkpoint": {…}}` form. */
@@ -32,6 +34,7 @@ export function allSinks(sinks: AuditSink[]): AuditSink | undefined {
     async close() {
       await Promise.all(sinks.map((s) => s.close()));
     },
+    accepting: () => sinks.some((s) => s.accepting()),
   };
 }
 
@@ -42,14 +45,39 @@ export function allSinks(sinks: AuditSink[]): AuditSink | undefined {
 function queued(send: (text: string) => Promise<void>, onError: (err: unknown) => void, closeMs = 5_000): AuditSink {
   let tail: Promise<void> = Promise.resolve();
   let open = true;
+  let ok = true;
+  // While the sink refuses, the checkpoint it refused is offered again every second: with the fail-closed
+  // option no new entries (so no new checkpoints) arrive to show that it accepts again.
+  let retry: NodeJS.Timeout | undefined;
+  const deliver = (text: string) => {
+    tail = tail
+      .then(() => send(text))
+      .then(
+        () => {
+          ok = true;
+        },
+        (err) => {
+          ok = false;
+          onError(err);
+          if (open && !retry) {
+            retry = setTimeout(() => {
+              retry = undefined;
+              if (!ok) deliver(text);
+            }, 1_000);
+            retry.unref();
+          }
+        },
+      );
+  };
   return {
+    accepting: () => ok,
     write(c) {
       if (!open) return;
-      const text = line(c);
-      tail = tail.then(() => send(text)).catch(onError);
+      deliver(line(c));
     },
     async close() {
       open = false;
+      clearTimeout(retry);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([tail, new Promise<void>((r) => (timer = setTimeout(r, closeMs)))]);
       clearTimeout(timer);
@@ -86,6 +114,7 @@ export function syslogSink(url: string, onError: (err: unknown) => void): AuditS
     onError,
   );
   return {
+    accepting: () => sink.accepting(),
     write: (c) => sink.write(c),
     async close() {
       await sink.close();
@@ -98,11 +127,19 @@ export function syslogSink(url: string, onError: (err: unknown) => void): AuditS
 export function fileSink(path: string): AuditSink {
   const fd = openSync(path, 'a', 0o600);
   let open = true;
+  let ok = true;
   return {
+    accepting: () => ok,
     write(c) {
       if (!open) return;
-      writeSync(fd, `${line(c)}\n`);
-      fsyncSync(fd);
+      try {
+        writeSync(fd, `${line(c)}\n`);
+        fsyncSync(fd);
+        ok = true;
+      } catch (err) {
+        ok = false;
+        throw err;
+      }
     },
     close() {
       if (open) closeSync(fd);

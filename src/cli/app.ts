@@ -101,6 +101,12 @@ export async function openServing({ config, logger, sink, store, deployment, por
     }),
     { checkpointEntries: config.auditCheckpointEntries },
   );
+  // Fail closed (SIGIL_AUDIT_SINK_FAIL_CLOSED): while no sink accepts checkpoints, nothing is done
+  // that the log outside the database could not vouch for.
+  const sinkRefusal =
+    config.auditSinkFailClosed && auditSink
+      ? () => (auditSink.accepting() ? undefined : 'no audit sink accepts checkpoints (SIGIL_AUDIT_SINK_FAIL_CLOSED): requests are refused until one does')
+      : undefined;
   configureQuotas(config.quotas);
   // Webhooks (issue 18): one signing key per deployment, derived from its data key, so every
   // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
@@ -202,6 +208,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     ready,
     trustedProxies: config.trustedProxies,
     sealed,
+    unavailable: sinkRefusal,
     invitations: { store, services },
   });
   const proxy = await authProxyServer({
@@ -213,6 +220,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     services,
     trustedProxies: config.trustedProxies,
     sealed,
+    unavailable: sinkRefusal,
   });
   const framesApp = await framesServer({
     logger,

@@ -41,6 +41,8 @@ export interface PublicApiOptions {
   ready: () => Promise<void>;
   /** True while sealed (baseServer). */
   sealed?: () => boolean;
+  /** Why requests are refused for now (baseServer). */
+  unavailable?: () => string | undefined;
   /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
   trustedProxies?: string[];
   /** Counters served at GET /metrics; a fresh set when not given. */
@@ -59,6 +61,8 @@ export async function baseServer(opts: {
   trustedProxies?: string[];
   /** True while the process holds no key (README "Custody"): every request but /healthz gets 503 `sealed`. */
   sealed?: () => boolean;
+  /** Why requests are refused with 503 for now (SIGIL_AUDIT_SINK_FAIL_CLOSED), or undefined. */
+  unavailable?: () => string | undefined;
 }) {
   const { bodyLimitBytes } = opts.transport;
   const app = Fastify({
@@ -96,6 +100,11 @@ export async function baseServer(opts: {
       const e = new SigilError('SEALED', 'Sigil is sealed: it holds no key until an operator unseals it (sigil operator unseal)');
       if (req.url === '/readyz') return void reply.status(503).send({ status: 'sealed' });
       return void reply.status(503).header('connection', 'close').send(e.toBody());
+    }
+    const why = opts.unavailable?.();
+    if (why !== undefined && req.url !== '/healthz') {
+      if (req.url === '/readyz') return void reply.status(503).send({ status: 'unavailable', reason: why });
+      return void reply.status(503).send(new SigilError('INTERNAL', why, { http: 503, grpc: 14 }).toBody());
     }
     if (!closing) return done();
     const e = new SigilError('INTERNAL', 'Sigil is shutting down: retry the request on another process', { http: 503, grpc: 14 });

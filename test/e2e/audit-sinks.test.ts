@@ -161,3 +161,46 @@ describe('a checkpoint every N entries', () => {
     }
   });
 });
+
+describe('fail closed', () => {
+  it('while the only sink refuses checkpoints, requests get a clear 503; once it accepts again, they are served', async () => {
+    let refuse = false;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = refuse ? 500 : 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const s = await startSigil({
+      SIGIL_AUDIT_SINK_HTTP: `http://127.0.0.1:${(server.address() as AddressInfo).port}/audit`,
+      SIGIL_AUDIT_SINK_FAIL_CLOSED: '1',
+      SIGIL_AUDIT_CHECKPOINT_ENTRIES: '1',
+    });
+    try {
+      const api = sdkServerClient(s);
+      await api.createUserTag({ userTagName: 'accepted', userIds: [] });
+      refuse = true;
+      // The next entry's checkpoint is refused; from then on requests are turned away.
+      await api.createUserTag({ userTagName: 'its checkpoint is refused', userIds: [] });
+      const refusal = async () => {
+        const res = await fetch(`${s.url}/public/v1/query/get_whoami`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+        return { status: res.status, body: await res.json() };
+      };
+      await expect.poll(async () => (await refusal()).status, { timeout: 20_000 }).toBe(503);
+      expect((await refusal()).body).toMatchObject({ code: 14, message: expect.stringMatching(/no audit sink accepts checkpoints \(SIGIL_AUDIT_SINK_FAIL_CLOSED\)/) });
+      expect((await fetch(`${s.url}/readyz`)).status).toBe(503);
+      await expect(api.getWhoami({})).rejects.toThrow(/no audit sink accepts checkpoints/);
+      expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+
+      // The sink accepts again: the refused checkpoint is delivered and requests are served.
+      refuse = false;
+      await expect.poll(async () => (await refusal()).status, { timeout: 20_000 }).not.toBe(503);
+      expect((await api.getWhoami({})).organizationId).toBe(s.root.organizationId);
+    } finally {
+      await s.stop();
+      server.close();
+    }
+  });
+});
