@@ -2,6 +2,9 @@
 // barrier). A random data key seals every secret with AES-256-GCM; the data key is
 // itself sealed by the master key and kept in the database. Each ciphertext's additional data names
 // the table, row and column it belongs to, so a ciphertext copied to another row never opens.
+// An organization's secrets are sealed with that organization's own data key, wrapped by the
+// deployment's (docs/operator-guide.md "Custody", per-organization keys): deleting a sub-organization destroys its
+// key, so its ciphertexts left in a later backup (free pages, dead rows) open no more.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
@@ -28,6 +31,10 @@ function seal(key: Buffer, plaintext: Uint8Array, aad: Buffer): string {
 function open(key: Buffer, sealed: string, aad: Buffer): Buffer {
   const [version, body] = sealed.split(':', 2);
   if (version !== VERSION || !body) throw new Error('barrier: unknown ciphertext format');
+  return openBody(key, body, aad);
+}
+
+function openBody(key: Buffer, body: string, aad: Buffer): Buffer {
   const raw = Buffer.from(body, 'base64');
   if (raw.length < 28) throw new Error('barrier: ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
@@ -46,8 +53,43 @@ export function unwrapDataKey(kek: Buffer, wrapped: string, aad: Buffer = DATA_K
   return open(kek, wrapped, aad);
 }
 
+/** What seals and opens secrets at a location: the deployment's barrier or one organization's. */
+export interface SecretSealer {
+  seal(plaintext: Uint8Array, loc: SealedLocation): string;
+  open(sealed: string, loc: SealedLocation): Buffer;
+}
+
+/**
+ * An organization's data key as stored: `keyId` is random and names exactly one key forever, so a
+ * cached key is never stale (a key created in a transaction that rolled back is merely unused).
+ */
+export interface OrganizationKeyRecord {
+  keyId: string;
+  wrappedKey: string;
+}
+
+/** Ciphertexts under an organization's key: `v2:<organization id>.<key id>:<nonce|ct|tag>`. */
+const ORG_VERSION = 'v2';
+const orgKeyAad = (organizationId: string, keyId: string) => Buffer.from(`sigil:barrier:organization-key:v1:${organizationId}:${keyId}`);
+
+/** The organization and key a `v2` ciphertext names; undefined for the deployment's `v1`. */
+export function sealedKeyOf(sealed: string): { organizationId: string; keyId: string; body: string } | undefined {
+  if (!sealed.startsWith(`${ORG_VERSION}:`)) return undefined;
+  const end = sealed.indexOf(':', ORG_VERSION.length + 1);
+  const dot = sealed.lastIndexOf('.', end);
+  if (end < 0 || dot <= ORG_VERSION.length) throw new Error('barrier: unknown ciphertext format');
+  return { organizationId: sealed.slice(ORG_VERSION.length + 1, dot), keyId: sealed.slice(dot + 1, end), body: sealed.slice(end + 1) };
+}
+
+/**
+ * Unwrapped organization keys of this process, by key id, least recently used first: bounded so
+ * that many sub-organizations cost a fixed amount of memory; a miss costs one read and one unwrap.
+ */
+const ORG_KEY_CACHE_SIZE = 10_000;
+
 export class Barrier {
   private sealed = false;
+  private readonly organizationKeys = new Map<string, Buffer>();
   private constructor(private readonly dataKey: Buffer) {}
 
   /** A fresh random data key, for a new deployment whatever its seal. */
@@ -67,6 +109,8 @@ export class Barrier {
    */
   zero(): void {
     this.dataKey.fill(0);
+    for (const key of this.organizationKeys.values()) key.fill(0);
+    this.organizationKeys.clear();
     this.sealed = true;
   }
 
@@ -124,5 +168,68 @@ export class Barrier {
 
   open(sealed: string, loc: SealedLocation): Buffer {
     return open(this.key(), sealed, aadOf(loc));
+  }
+
+  /** A fresh data key for an organization, wrapped by the deployment's, to store. */
+  newOrganizationKey(organizationId: string): OrganizationKeyRecord {
+    const keyId = randomBytes(12).toString('hex');
+    const key = randomBytes(32);
+    try {
+      return { keyId, wrappedKey: seal(this.key(), key, orgKeyAad(organizationId, keyId)) };
+    } finally {
+      key.fill(0);
+    }
+  }
+
+  /** The cached organization key `keyId`, if this process has unwrapped it. */
+  cachedOrganizationKey(keyId: string): Buffer | undefined {
+    this.key();
+    const key = this.organizationKeys.get(keyId);
+    if (key) {
+      this.organizationKeys.delete(keyId);
+      this.organizationKeys.set(keyId, key);
+    }
+    return key;
+  }
+
+  /** Unwraps a stored organization key (a wrong or tampered one throws) and caches it. */
+  unwrapOrganizationKey(organizationId: string, record: OrganizationKeyRecord): Buffer {
+    const cached = this.cachedOrganizationKey(record.keyId);
+    if (cached) return cached;
+    const key = open(this.key(), record.wrappedKey, orgKeyAad(organizationId, record.keyId));
+    this.organizationKeys.set(record.keyId, key);
+    if (this.organizationKeys.size > ORG_KEY_CACHE_SIZE) this.organizationKeys.delete(this.organizationKeys.keys().next().value!);
+    return key;
+  }
+
+  /** Drops a destroyed organization key from this process (delete_sub_organization). */
+  forgetOrganizationKey(keyId: string): void {
+    this.organizationKeys.get(keyId)?.fill(0);
+    this.organizationKeys.delete(keyId);
+  }
+
+  /**
+   * The sealer of one organization: seals with `current` (when given) and opens both its own `v2`
+   * ciphertexts, with the keys in `keys`, and `v1` ones the deployment key sealed before migration 032.
+   */
+  forOrganization(organizationId: string, keys: Map<string, Buffer>, current?: string): SecretSealer {
+    return {
+      seal: (plaintext, loc) => {
+        const key = current ? keys.get(current) : undefined;
+        if (!current || !key) throw new Error(`barrier: no data key for organization ${organizationId}`);
+        this.key();
+        return `${ORG_VERSION}:${organizationId}.${current}:${seal(key, plaintext, aadOf(loc)).slice(VERSION.length + 1)}`;
+      },
+      open: (sealed, loc) => {
+        const named = sealedKeyOf(sealed);
+        if (!named) return this.open(sealed, loc);
+        this.key();
+        const key = keys.get(named.keyId);
+        if (named.organizationId !== organizationId || !key) {
+          throw new Error(`barrier: the data key ${named.keyId} of organization ${named.organizationId} is not available (destroyed with its organization?)`);
+        }
+        return openBody(key, named.body, aadOf(loc));
+      },
+    };
   }
 }

@@ -27,7 +27,7 @@ import { publicApiServer } from '../http/public-api.js';
 import { frameUrls, framesServer } from '../http/frames.js';
 import { Metrics } from '../http/metrics.js';
 import { AUDIT_KEY_PURPOSE, auditSealer } from '../audit/record.js';
-import { fileSink } from '../audit/sinks.js';
+import { allSinks, fileSink, httpSink, syslogSink } from '../audit/sinks.js';
 import { openFilesLimit, type TransportLimits } from '../http/transport.js';
 import { Registry } from '../operations/registry.js';
 import { Pipeline } from '../pipeline/pipeline.js';
@@ -100,7 +100,14 @@ export async function openServing({ config, logger, sink, store, deployment, por
         logger.error({ err }, 'the audit sink refused a checkpoint');
       }
     }),
+    { checkpointEntries: config.auditCheckpointEntries },
   );
+  // Fail closed (SIGIL_AUDIT_SINK_FAIL_CLOSED): while no sink accepts checkpoints, nothing is done
+  // that the log outside the database could not vouch for.
+  const sinkRefusal =
+    config.auditSinkFailClosed && auditSink
+      ? () => (auditSink.accepting() ? undefined : 'no audit sink accepts checkpoints (SIGIL_AUDIT_SINK_FAIL_CLOSED): requests are refused until one does')
+      : undefined;
   configureQuotas(config.quotas);
   // Webhooks: one signing key per deployment, derived from its data key, so every
   // process signs alike and GET /.well-known/sigil.json publishes it; a dispatcher per process.
@@ -211,11 +218,13 @@ export async function openServing({ config, logger, sink, store, deployment, por
     logger,
     transport,
     signerPublicKey: deployment.signer.publicKeyUncompressedHex,
+    signerKey: { sealedBy: config.seal.type, storedIn: 'database' },
     webhookKey,
     version: VERSION,
     ready,
     trustedProxies: config.trustedProxies,
     sealed,
+    unavailable: sinkRefusal,
     invitations: { store, services },
     registry,
   });
@@ -228,6 +237,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     services,
     trustedProxies: config.trustedProxies,
     sealed,
+    unavailable: sinkRefusal,
   });
   const framesApp = await framesServer({
     logger,
@@ -286,7 +296,12 @@ export async function openServing({ config, logger, sink, store, deployment, por
 
 export async function startApp(config: Config, logger: Logger, sink?: LogSink): Promise<RunningApp> {
   const store = await Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const auditSink = config.auditSinkFile ? fileSink(config.auditSinkFile) : undefined;
+  const sinkError = (err: unknown) => logger.error({ err }, 'an audit sink refused a checkpoint');
+  const auditSink = allSinks([
+    ...(config.auditSinkFile ? [fileSink(config.auditSinkFile)] : []),
+    ...(config.auditSinkHttp ? [httpSink(config.auditSinkHttp, sinkError)] : []),
+    ...(config.auditSinkSyslog ? [syslogSink(config.auditSinkSyslog, sinkError)] : []),
+  ]);
   try {
     const custody = new ProcessCustody({ config, logger, sink, store, open: openServing, auditSink });
     await custody.start();
@@ -301,13 +316,13 @@ export async function startApp(config: Config, logger: Logger, sink?: LogSink): 
         const drained = await custody.close(timeoutMs, onDrained);
         // The store's last checkpoint still reaches the sink.
         await store.close();
-        auditSink?.close();
+        await auditSink?.close();
         return drained;
       },
     };
   } catch (err) {
     await store.close();
-    auditSink?.close();
+    await auditSink?.close();
     throw err;
   }
 }

@@ -34,6 +34,14 @@ export interface Config {
    * the database: `sigil audit verify --checkpoints FILE` detects a stream cut with its checkpoints.
    */
   auditSinkFile: string | undefined;
+  /** An HTTP endpoint every checkpoint is POSTed to as JSON (SIGIL_AUDIT_SINK_HTTP). */
+  auditSinkHttp: string | undefined;
+  /** A syslog server every checkpoint is sent to as an RFC 5424 message (SIGIL_AUDIT_SINK_SYSLOG, udp://host:port). */
+  auditSinkSyslog: string | undefined;
+  /** A checkpoint once this many audit entries are written, besides every 5 s (SIGIL_AUDIT_CHECKPOINT_ENTRIES; 0: time only). */
+  auditCheckpointEntries: number;
+  /** Refuse requests with 503 while no audit sink accepts checkpoints (SIGIL_AUDIT_SINK_FAIL_CLOSED=1). */
+  auditSinkFailClosed: boolean;
   /** How often a process reads the deployment's seal row, to follow an emergency seal (SIGIL_SEAL_WATCH_MS). */
   sealWatchMs: number;
   host: string;
@@ -346,6 +354,10 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     operatorHost: env.SIGIL_OPERATOR_HOST || '127.0.0.1',
     operatorPort: operatorPort(str(flags['operator-port']) ?? (env.SIGIL_OPERATOR_PORT || undefined), env.SIGIL_SEAL === 'shamir'),
     auditSinkFile: env.SIGIL_AUDIT_SINK_FILE ? resolve(env.SIGIL_AUDIT_SINK_FILE) : undefined,
+    auditSinkHttp: env.SIGIL_AUDIT_SINK_HTTP || undefined,
+    auditSinkSyslog: env.SIGIL_AUDIT_SINK_SYSLOG || undefined,
+    auditSinkFailClosed: env.SIGIL_AUDIT_SINK_FAIL_CLOSED === '1' || env.SIGIL_AUDIT_SINK_FAIL_CLOSED === 'true',
+    auditCheckpointEntries: int('SIGIL_AUDIT_CHECKPOINT_ENTRIES', env.SIGIL_AUDIT_CHECKPOINT_ENTRIES, 0),
     sealWatchMs: bounded('SIGIL_SEAL_WATCH_MS', env.SIGIL_SEAL_WATCH_MS, 1_000, 50, 60_000),
     host: str(flags.host) ?? env.SIGIL_HOST ?? DEFAULTS.host,
     port: int('--port', str(flags.port) ?? env.SIGIL_PORT, DEFAULTS.port),

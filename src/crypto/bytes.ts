@@ -1,6 +1,6 @@
 // The one bytes/hex module of Sigil (crypto primitives and chain codecs alike): strict hex parsing,
 // lowercase hex output, concatenation, comparison and big-endian integers. Hex goes through Buffer
-// because it is the fastest hex codec in Node (this is on the signing hot path, DESIGN.md); what
+// because it is the fastest hex codec in Node (this is on the signing hot path, docs/design.md); what
 // `@noble/hashes/utils` already does well (concatenation, UTF-8) is re-exported from it rather than
 // written again. Results are plain Uint8Array views so callers never depend on Buffer.
 

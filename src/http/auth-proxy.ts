@@ -313,6 +313,7 @@ export async function authProxyServer(opts: {
   transport: TransportLimits;
   ready: () => Promise<void>;
   sealed?: () => boolean;
+  unavailable?: () => string | undefined;
   pipeline: Pipeline;
   repos: Repositories;
   services: Services & { barrier: Barrier };

@@ -32,12 +32,19 @@ export interface PublicApiOptions {
   /** Body limit, timeouts and connection cap of the server (src/http/transport.ts). */
   transport: TransportLimits;
   signerPublicKey: string;
+  /**
+   * Where the signer key's private half lives, for /.well-known/sigil.json: sealed in the database by
+   * the deployment's data key, which the named seal wraps (docs/operator-guide.md "Custody").
+   */
+  signerKey?: { sealedBy: string; storedIn: 'database' };
   /** The key webhook deliveries are signed with (src/crypto/webhook-signature.ts). */
   webhookKey?: { keyId: string; publicKeyHex: string; jwk(): Record<string, string> };
   version: string;
   ready: () => Promise<void>;
   /** True while sealed (baseServer). */
   sealed?: () => boolean;
+  /** Why requests are refused for now (baseServer). */
+  unavailable?: () => string | undefined;
   /** Proxies whose X-Forwarded-For sets the client address (config.trustedProxies); none by default. */
   trustedProxies?: string[];
   /** Counters served at GET /metrics; a fresh set when not given. */
@@ -58,6 +65,8 @@ export async function baseServer(opts: {
   trustedProxies?: string[];
   /** True while the process holds no key (docs/operator-guide.md "Custody"): every request but /healthz gets 503 `sealed`. */
   sealed?: () => boolean;
+  /** Why requests are refused with 503 for now (SIGIL_AUDIT_SINK_FAIL_CLOSED), or undefined. */
+  unavailable?: () => string | undefined;
 }) {
   const { bodyLimitBytes } = opts.transport;
   const app = Fastify({
@@ -95,6 +104,11 @@ export async function baseServer(opts: {
       const e = new SigilError('SEALED', 'Sigil is sealed: it holds no key until an operator unseals it (sigil operator unseal)');
       if (req.url === '/readyz') return void reply.status(503).send({ status: 'sealed' });
       return void reply.status(503).header('connection', 'close').send(e.toBody());
+    }
+    const why = opts.unavailable?.();
+    if (why !== undefined && req.url !== '/healthz') {
+      if (req.url === '/readyz') return void reply.status(503).send({ status: 'unavailable', reason: why });
+      return void reply.status(503).send(new SigilError('INTERNAL', why, { http: 503, grpc: 14 }).toBody());
     }
     if (!closing) return done();
     const e = new SigilError('INTERNAL', 'Sigil is shutting down: retry the request on another process', { http: 503, grpc: 14 });
@@ -134,6 +148,7 @@ export async function publicApiServer(opts: PublicApiOptions) {
   const webhookVerificationKey = opts.webhookKey ? { keyId: opts.webhookKey.keyId, publicKey: opts.webhookKey.publicKeyHex, algorithm: 'ed25519' } : undefined;
   app.get('/.well-known/sigil.json', async () => ({
     signerPublicKey: opts.signerPublicKey,
+    signerKey: opts.signerKey,
     webhookVerificationKey,
     frames: opts.frameUrls?.(),
     version: opts.version,

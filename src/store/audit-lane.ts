@@ -45,9 +45,20 @@ export class AuditLane {
   private tail: Promise<void> = Promise.resolve();
   /** Heads of streams written since their last checkpoint. */
   private readonly unsigned = new Map<string, AuditHead>();
+  /** Entries committed since checkpoints were last taken, and how many call for one (0: time only). */
+  private sinceCheckpoint = 0;
+  private everyEntries = 0;
+  private onDue: (() => void) | undefined;
 
-  attach(sealer: AuditSealer): void {
+  /**
+   * `everyEntries` (SIGIL_AUDIT_CHECKPOINT_ENTRIES): once that many entries are committed since the
+   * last checkpoints, `onDue` is called (outside the lane's lock) so that a process killed early
+   * still leaves its checkpoints (docs/operator-guide.md "Audit trail and metrics").
+   */
+  attach(sealer: AuditSealer, opts: { everyEntries?: number; onDue?: () => void } = {}): void {
     this.sealer = sealer;
+    this.everyEntries = opts.everyEntries ?? 0;
+    this.onDue = opts.onDue;
     this.head = { stream: randomUUID(), seq: 0, mac: sealer.genesis };
   }
 
@@ -70,6 +81,8 @@ export class AuditLane {
         const result = await write(rows);
         this.head = head;
         this.unsigned.set(head.stream, head);
+        this.sinceCheckpoint += entries.length;
+        if (this.everyEntries > 0 && this.sinceCheckpoint >= this.everyEntries && this.onDue) setImmediate(this.onDue);
         return result;
       } catch (err) {
         // The commit may or may not have happened: a new stream keeps every stream without doubt.
@@ -87,6 +100,7 @@ export class AuditLane {
     if (!this.sealer) return [];
     const rows = [...this.unsigned.values()].map((h) => this.sealer!.checkpoint(h, now));
     this.unsigned.clear();
+    this.sinceCheckpoint = 0;
     return rows;
   }
 

@@ -38,6 +38,7 @@ import { AuthProxyConfigsRepo } from './repositories/auth-proxy-configs.js';
 import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
 import { SecretsRepo } from './repositories/secrets.js';
+import { OrganizationKeysRepo } from './repositories/organization-keys.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 import { InvitationsRepo } from './repositories/invitations.js';
 import { EmailEventsRepo } from './repositories/email-events.js';
@@ -69,6 +70,7 @@ export type { QuotaTable } from './repositories/quotas.js';
 export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
+export type { OrganizationKeyRow } from './repositories/organization-keys.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
@@ -118,6 +120,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     velocityControls: new VelocityControlsRepo(db),
     sessionProfiles: new SessionProfilesRepo(db),
     secrets: new SecretsRepo(db),
+    organizationKeys: new OrganizationKeysRepo(db),
     mfaPolicies: new MfaPoliciesRepo(db),
     invitations: new InvitationsRepo(db),
     emailEvents: new EmailEventsRepo(db),
@@ -197,8 +200,8 @@ export class Store {
    * Lets transactions record audit entries: `sealer` (src/audit) seals them into this process's
    * stream, and the stream's head is signed into a checkpoint every few seconds while it moves.
    */
-  attachAudit(sealer: AuditSealer): void {
-    this.lane.attach(sealer);
+  attachAudit(sealer: AuditSealer, opts: { checkpointEntries?: number } = {}): void {
+    this.lane.attach(sealer, { everyEntries: opts.checkpointEntries, onDue: () => void this.checkpoint().catch(() => undefined) });
     // Attached again after an unseal (docs/operator-guide.md "Custody"): a new stream, one timer.
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.checkpointTimer = setInterval(() => void this.checkpoint().catch(() => undefined), CHECKPOINT_INTERVAL_MS);

@@ -143,6 +143,7 @@ export interface Database {
   velocity_counts: VelocityCountTable;
   session_profiles: SessionProfileTable;
   secrets: SecretTable;
+  organization_keys: OrganizationKeyTable;
   mfa_policies: MfaPolicyTable;
   activity_mfa: ActivityMfaTable;
   invitations: InvitationTable;
@@ -641,4 +642,11 @@ export interface EvmNonceTable {
   caip2: string;
   address: string;
   next_nonce: number;
+}
+
+export interface OrganizationKeyTable {
+  organization_id: string;
+  key_id: string;
+  wrapped_key: string;
+  created_at: number;
 }

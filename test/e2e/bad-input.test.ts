@@ -236,6 +236,8 @@ describe('transport', () => {
     expect(await (await fetch(`${sigil.url}/readyz`)).json()).toEqual({ status: 'ready' });
     expect(await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json()).toEqual({
       signerPublicKey: sigil.root.signerPublicKey,
+      // Its private half is sealed in the database like any secret, under the deployment's seal.
+      signerKey: { sealedBy: 'static', storedIn: 'database' },
       // The key webhook deliveries are signed with (README "Webhooks").
       webhookVerificationKey: { keyId: expect.stringMatching(/^sigil-webhook-[0-9a-f]{16}$/), publicKey: expect.stringMatching(/^[0-9a-f]{64}$/), algorithm: 'ed25519' },
       // The embedded-wallet frames (README "Embedded wallets"), on their own port.

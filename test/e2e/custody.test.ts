@@ -200,6 +200,8 @@ describe.each(['static', 'pkcs11', 'shamir'] as const)('the %s seal', (seal) => 
       await expectSealedRefusal(s);
       unsealMs = await unseal(s, d, seal);
     }
+    // The signer key is sealed in the database like any secret, under this seal.
+    expect((await (await fetch(`${s.url}/.well-known/sigil.json`)).json()).signerKey).toEqual({ sealedBy: seal, storedIn: 'database' });
     const api = sdkServerClient(s);
     const w = await api.createWallet({ walletName: `custody ${seal}`, accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
     const address = w.addresses[0];

@@ -24,7 +24,7 @@ const LAYERS: Record<string, string[]> = {
   pipeline: ['auth', 'policy', 'activity', 'operations', 'audit'],
   operations: ['domain', 'schemas'],
   schemas: [],
-  domain: ['store', 'crypto', 'barrier', 'delivery', 'policy', 'auth'],
+  domain: ['store', 'chains', 'crypto', 'barrier', 'delivery', 'policy', 'auth'],
   delivery: [],
   audit: ['crypto', 'store'],
   policy: [],

@@ -17,6 +17,7 @@ import { reserve } from './quotas.js';
 import { generateMnemonic, isMnemonicWordCount } from '../../crypto/bip39.js';
 import type { ClientSignature } from '../identity/verification-tokens.js';
 import { verifyContactAtSignup } from '../identity/verified-contacts.js';
+import { destroyOrganizationKey } from '../keys/organization-keys.js';
 
 export interface RootUserParams {
   userName: string;
@@ -96,5 +97,8 @@ export async function deleteSubOrganization(ctx: ActivityContext, deleteWithoutE
     }
   }
   await ctx.repos.organizations.deleteWithContents(org.id);
+  // Crypto-shredding: whatever of the organization survives its rows (free pages, dead row versions,
+  // copies) was sealed with this key, which leaves no copy behind (docs/operator-guide.md "Custody").
+  await destroyOrganizationKey(ctx.services.barrier, ctx.repos, org.id);
   return { subOrganizationUuid: org.id };
 }

@@ -14,6 +14,7 @@ import { reserve } from '../governance/quotas.js';
 import type { PolicyContext } from '../../policy/index.js';
 import { parseDerivationPath, HARDENED_OFFSET } from '../../crypto/hd-path.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT, openMnemonic } from './key-material.js';
+import { openerFor } from './organization-keys.js';
 import { requirePrivateKey, storePrivateKey } from './private-keys.js';
 import { requireUser } from '../lookup.js';
 import { requireWallet, storeWallet, type WalletAccountParams } from './wallets.js';
@@ -46,7 +47,7 @@ export function exportBundle(ctx: ActivityContext, plaintext: Uint8Array, target
 
 export async function exportWallet(ctx: ActivityContext, p: { walletId: string; targetPublicKey: string; language?: MnemonicLanguage }) {
   const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
-  let mnemonic = openMnemonic(ctx.services.barrier, wallet.id, wallet.mnemonic);
+  let mnemonic = openMnemonic(await openerFor(ctx.services.barrier, ctx.repos, wallet.organization_id, [wallet.mnemonic]), wallet.id, wallet.mnemonic);
   if (p.language && p.language !== 'MNEMONIC_LANGUAGE_ENGLISH') {
     mnemonic = translateMnemonic(mnemonic, 'MNEMONIC_LANGUAGE_ENGLISH', p.language);
   }
@@ -58,7 +59,7 @@ export async function exportWallet(ctx: ActivityContext, p: { walletId: string; 
 export async function exportWalletAccount(ctx: ActivityContext, p: { address: string; targetPublicKey: string }) {
   const [account] = await ctx.repos.wallets.accountsByAddress(ctx.organization.id, p.address);
   if (!account) throw notFound(`wallet account not found: no account of this organization has address ${p.address}`);
-  const key = ctx.services.barrier.open(account.private_key, ACCOUNT_KEY_AT(account.id));
+  const key = (await openerFor(ctx.services.barrier, ctx.repos, account.organization_id, [account.private_key])).open(account.private_key, ACCOUNT_KEY_AT(account.id));
   const bundle = exportBundle(ctx, new Uint8Array(key), p.targetPublicKey);
   await ctx.repos.wallets.markAccountExported(ctx.organization.id, account.id, ctx.now);
   return { address: account.address, exportBundle: bundle };
@@ -66,7 +67,7 @@ export async function exportWalletAccount(ctx: ActivityContext, p: { address: st
 
 export async function exportPrivateKey(ctx: ActivityContext, p: { privateKeyId: string; targetPublicKey: string }) {
   const row = await requirePrivateKey(ctx.repos, ctx.organization.id, p.privateKeyId);
-  const key = ctx.services.barrier.open(row.private_key, PRIVATE_KEY_AT(row.id));
+  const key = (await openerFor(ctx.services.barrier, ctx.repos, row.organization_id, [row.private_key])).open(row.private_key, PRIVATE_KEY_AT(row.id));
   const bundle = exportBundle(ctx, new Uint8Array(key), p.targetPublicKey);
   await ctx.repos.privateKeys.markExported(ctx.organization.id, row.id, ctx.now);
   return { privateKeyId: row.id, exportBundle: bundle };

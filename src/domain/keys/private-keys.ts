@@ -14,6 +14,7 @@ import type { ActivityContext } from '../context.js';
 import { reserve } from '../governance/quotas.js';
 import { PRIVATE_KEY_AT } from './key-material.js';
 import { timestamp } from '../records.js';
+import { openerFor, sealerFor } from './organization-keys.js';
 
 export interface PrivateKeyParams {
   privateKeyName: string;
@@ -68,7 +69,7 @@ export async function storePrivateKey(
       name: p.privateKeyName,
       curve: p.curve,
       public_key: Buffer.from(publicKey).toString('hex'),
-      private_key: ctx.services.barrier.seal(privateKey, PRIVATE_KEY_AT(id)),
+      private_key: (await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now)).seal(privateKey, PRIVATE_KEY_AT(id)),
       exported: 0,
       imported: opts.imported ? 1 : 0,
       created_at: ctx.now,

@@ -27,6 +27,7 @@ import { reserve } from '../governance/quotas.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { IMPORT_TARGET_AT, checkTarget, exportBundle, issueImportTarget } from './export-import.js';
 import type { PolicyContext } from '../../policy/index.js';
+import { openerFor, sealerFor } from './organization-keys.js';
 
 export const MAX_SECRETS_PER_REQUEST = 32;
 export const MAX_SECRET_BYTES = 16_384;
@@ -162,6 +163,7 @@ export async function importSecrets(ctx: ActivityContext, p: { secrets: ImportSe
 
   await reserve(ctx.repos, ctx.organization, 'secrets', prepared.length);
   const secretIds: string[] = [];
+  const sealer = await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now);
   for (const x of prepared) {
     const plaintext = await openSecretPayload(ctx, x.s, x.field);
     try {
@@ -173,7 +175,7 @@ export async function importSecrets(ctx: ActivityContext, p: { secrets: ImportSe
         id,
         organization_id: orgId,
         name: x.name,
-        value: ctx.services.barrier.seal(plaintext, SECRET_VALUE_AT(id)),
+        value: sealer.seal(plaintext, SECRET_VALUE_AT(id)),
         static_properties: JSON.stringify(x.staticProperties),
         created_by: ctx.caller.user.id,
         created_at: ctx.now,
@@ -200,8 +202,9 @@ export async function exportSecrets(ctx: ActivityContext, p: { secrets: ExportSe
       throw err instanceof SigilError ? invalid(`secrets[${i}].targetPublicKey: ${err.message}`) : err;
     }
   });
+  const opener = await openerFor(ctx.services.barrier, ctx.repos, ctx.organization.id, rows.map((r) => r.value));
   const secretPayloads = rows.map((row, i) => {
-    const opened = ctx.services.barrier.open(row.value, SECRET_VALUE_AT(row.id));
+    const opened = opener.open(row.value, SECRET_VALUE_AT(row.id));
     const plaintext = new Uint8Array(opened);
     opened.fill(0);
     return exportBundle(ctx, plaintext, p.secrets[i].targetPublicKey);

@@ -18,7 +18,8 @@ import { signingKeyForSealed, type RawSignature, type SignatureScheme, type Sign
 import { bytesToBigInt } from '../../crypto/bytes.js';
 import { parseTransaction, type EthAuthorization, type TransactionType, type TxSigningKey } from '../../chains/transactions.js';
 import { SigilError, invalid } from '../../errors/errors.js';
-import type { Barrier, SealedLocation } from '../../barrier/barrier.js';
+import type { Barrier, SealedLocation, SecretSealer } from '../../barrier/barrier.js';
+import { openerFor } from './organization-keys.js';
 import type { Repositories } from '../../store/index.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT } from './key-material.js';
 
@@ -39,7 +40,7 @@ export interface SigningTarget {
 }
 
 /** The signing key sealed as `sealed` at `at`, opened through the barrier on first use only. */
-function sealedKey(barrier: Barrier, curve: Curve, sealed: string, at: SealedLocation): () => SigningKey {
+function sealedKey(barrier: SecretSealer, curve: Curve, sealed: string, at: SealedLocation): () => SigningKey {
   return () => signingKeyForSealed(`${at.table}:${at.rowId}:${at.column}:${sealed}`, curve, () => barrier.open(sealed, at));
 }
 
@@ -73,7 +74,7 @@ export async function resolveSigningTarget(
         address: account.address,
         publicKey: Buffer.from(account.public_key, 'hex'),
         walletId: account.wallet_id,
-        key: sealedKey(barrier, account.curve as Curve, account.private_key, ACCOUNT_KEY_AT(account.id)),
+        key: sealedKey(await openerFor(barrier, repos, organizationId, [account.private_key]), account.curve as Curve, account.private_key, ACCOUNT_KEY_AT(account.id)),
       };
     }
     const [key] = await repos.privateKeys.findByAddress(organizationId, address);
@@ -87,7 +88,7 @@ export async function resolveSigningTarget(
         addressFormat: matched?.address_format,
         address,
         publicKey: Buffer.from(key.public_key, 'hex'),
-        key: sealedKey(barrier, key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
+        key: sealedKey(await openerFor(barrier, repos, organizationId, [key.private_key]), key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
       };
     }
   }
@@ -99,7 +100,7 @@ export async function resolveSigningTarget(
         id: key.id,
         curve: key.curve as Curve,
         publicKey: Buffer.from(key.public_key, 'hex'),
-        key: sealedKey(barrier, key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
+        key: sealedKey(await openerFor(barrier, repos, organizationId, [key.private_key]), key.curve as Curve, key.private_key, PRIVATE_KEY_AT(key.id)),
       };
     }
   }

@@ -13,6 +13,7 @@ import { requireAll } from '../lookup.js';
 import type { ActivityContext, OperationContext, Prepared } from '../context.js';
 import { reserve } from '../governance/quotas.js';
 import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
+import { openerFor, sealerFor } from './organization-keys.js';
 import { timestamp, type TimestampObject } from '../records.js';
 
 export interface WalletAccountParams {
@@ -86,6 +87,7 @@ async function deriveAccounts(
   opts: { newWallet: boolean },
 ): Promise<WalletAccountRow[]> {
   const orgId = ctx.organization.id;
+  const sealer = await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now);
   const pathKeys = new Map<string, number>();
   const names = new Map<string, number>();
   const prepared = accounts.map((a, i) => {
@@ -126,7 +128,7 @@ async function deriveAccounts(
       address_format: a.addressFormat,
       address: encodeAddress(a.addressFormat, a.curve, key.publicKey),
       public_key: Buffer.from(key.publicKey).toString('hex'),
-      private_key: ctx.services.barrier.seal(key.privateKey, ACCOUNT_KEY_AT(id)),
+      private_key: sealer.seal(key.privateKey, ACCOUNT_KEY_AT(id)),
       exported: 0,
       name: a.name ? a.name : null,
       created_at: ctx.now,
@@ -172,7 +174,7 @@ export async function prepareWallet(
     id: walletId,
     organization_id: orgId,
     name: p.walletName,
-    mnemonic: sealMnemonic(ctx.services.barrier, walletId, p.mnemonic),
+    mnemonic: sealMnemonic(await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now), walletId, p.mnemonic),
     exported: 0,
     imported: p.imported ? 1 : 0,
     created_at: ctx.now,
@@ -230,7 +232,7 @@ export async function createWalletAccounts(
 ) {
   if (p.accounts.length === 0) throw invalid('accounts must list at least one account');
   const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
-  const mnemonic = openMnemonic(ctx.services.barrier, wallet.id, wallet.mnemonic);
+  const mnemonic = openMnemonic(await openerFor(ctx.services.barrier, ctx.repos, wallet.organization_id, [wallet.mnemonic]), wallet.id, wallet.mnemonic);
   const seed = await mnemonicToSeedAsync(mnemonic);
   const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts, { newWallet: false });
   seed.fill(0);

@@ -23,6 +23,7 @@ import type { PrivateKeysRepo } from './private-keys.js';
 import type { QuotasRepo } from './quotas.js';
 import type { RateLimitsRepo } from './rate-limits.js';
 import type { SecretsRepo } from './secrets.js';
+import type { OrganizationKeysRepo } from './organization-keys.js';
 import type { SendTransactionsRepo } from './send-transactions.js';
 import type { SessionProfilesRepo } from './session-profiles.js';
 import type { UserTagsRepo } from './user-tags.js';
@@ -68,6 +69,7 @@ export interface Repositories {
   velocityControls: VelocityControlsRepo;
   sessionProfiles: SessionProfilesRepo;
   secrets: SecretsRepo;
+  organizationKeys: OrganizationKeysRepo;
   mfaPolicies: MfaPoliciesRepo;
   invitations: InvitationsRepo;
   emailEvents: EmailEventsRepo;
