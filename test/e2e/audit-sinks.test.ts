@@ -52,7 +52,7 @@ async function raw(s: SigilInstance, statements: string[]): Promise<void> {
 describe('the audit file sink', () => {
   it('holds the checkpoints, including the one at clean shutdown, and reveals a tail cut with its checkpoints', async () => {
     const sinkFile = join(dir, 'checkpoints.jsonl');
-    sigil = await startSigil({ SIGIL_AUDIT_SINK_FILE: sinkFile });
+    sigil = await startSigil({ SIGIL_AUDIT_SINK_FILE: sinkFile }, { process: true });
     const api = sdkServerClient(sigil);
     for (const name of ['one', 'two', 'three', 'four']) await api.createUserTag({ userTagName: `sink ${name}`, userIds: [] });
     await terminate(sigil.process);
@@ -104,7 +104,7 @@ describe('the syslog and HTTP audit sinks', () => {
       const s = await startSigil({
         SIGIL_AUDIT_SINK_HTTP: `http://127.0.0.1:${(server.address() as AddressInfo).port}/audit`,
         SIGIL_AUDIT_SINK_SYSLOG: `udp://127.0.0.1:${syslog.address().port}`,
-      });
+      }, { process: true });
       try {
         const api = sdkServerClient(s);
         for (const name of ['one', 'two', 'three']) await api.createUserTag({ userTagName: `net ${name}`, userIds: [] });
@@ -135,7 +135,7 @@ describe('the syslog and HTTP audit sinks', () => {
 describe('a checkpoint every N entries', () => {
   it('a process killed (SIGKILL) within its first seconds leaves in the sink a checkpoint of every entry it wrote', async () => {
     const sinkFile = join(dir, 'every-entry.jsonl');
-    const s = await startSigil({ SIGIL_AUDIT_SINK_FILE: sinkFile, SIGIL_AUDIT_CHECKPOINT_ENTRIES: '1' });
+    const s = await startSigil({ SIGIL_AUDIT_SINK_FILE: sinkFile, SIGIL_AUDIT_CHECKPOINT_ENTRIES: '1' }, { process: true });
     try {
       const api = sdkServerClient(s);
       for (const name of ['one', 'two', 'three', 'four', 'five']) await api.createUserTag({ userTagName: `crash ${name}`, userIds: [] });

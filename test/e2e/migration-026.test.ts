@@ -29,7 +29,7 @@ async function subOrganization(name: string, email: string) {
 
 beforeAll(async () => {
   inbox = await startInbox();
-  sigil = await startSigil(smtpEnv(inbox));
+  sigil = await startSigil(smtpEnv(inbox), { process: true });
   await subOrganization('victim', 'old.victim@example.com');
   await subOrganization('attacker', 'old.attacker@example.com');
   await subOrganization('changed', 'old.changed@example.com');

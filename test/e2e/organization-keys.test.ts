@@ -22,8 +22,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** A real process: the migration test stops it and serves the same deployment again. */
 async function started(): Promise<SigilInstance> {
-  const s = await startSigil();
+  const s = await startSigil({}, { process: true });
   cleanups.push(() => s.stop());
   return s;
 }
