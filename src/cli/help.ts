@@ -17,7 +17,7 @@ export const COMMANDS: Record<string, CommandHelp> = {
     details: `Creates the data directory, the master key file DIR/master.key (mode 600; unless SIGIL_MASTER_KEY
 is set), the deployment signer key, the root organization, its root user and a P-256 API key, and
 prints the credentials once (--json: one JSON object). Refuses, changing nothing, if DIR (or
-DATABASE_URL) already holds a deployment. SIGIL_SEAL chooses what wraps the data key (README
+DATABASE_URL) already holds a deployment. SIGIL_SEAL chooses what wraps the data key (docs/operator-guide.md
 "Custody"): static (the master key), pkcs11 (creates the AES key on the HSM token) or shamir (prints
 --shares N shares, any --threshold M of which unseal; with --operator-keys, each share is encrypted to
 the P-256 public key of the same position, from "sigil keys generate").`,
@@ -35,7 +35,7 @@ accepting connections, lets in-flight requests finish, closes the database and e
 hangs, it has exited within SIGIL_SHUTDOWN_TIMEOUT_MS (default 10000). Transport limits:
 SIGIL_REQUEST_TIMEOUT_MS, SIGIL_HEADERS_TIMEOUT_MS, SIGIL_KEEP_ALIVE_TIMEOUT_MS,
 SIGIL_MAX_CONNECTIONS; body limits: SIGIL_BODY_LIMIT_BYTES, SIGIL_MAX_JSON_DEPTH,
-SIGIL_MAX_JSON_ITEMS; SIGIL_LOG_BUFFER_BYTES bounds log lines waiting for stderr (README "Limits").`,
+SIGIL_MAX_JSON_ITEMS; SIGIL_LOG_BUFFER_BYTES bounds log lines waiting for stderr (docs/limits.md "Limits").`,
   },
   start: {
     usage: 'sigil start [same flags as serve]',
@@ -79,7 +79,7 @@ For a new DIR, copy the master.key of the deployment the backup came from into i
     usage:
       'sigil operator unseal [--url URL] [--reset] [--key-file FILE]\n       sigil operator seal\n       sigil operator seal-status [--url URL] [--json]\n       sigil operator migrate-seal [--shares N --threshold M] [--keep-old]\n       sigil operator rekey [--shares N --threshold M]',
     summary: 'unseal a process, seal the whole deployment in an emergency, or show the seal status',
-    details: `The seals are chosen by SIGIL_SEAL (README "Custody"). With the shamir seal a process starts
+    details: `The seals are chosen by SIGIL_SEAL (docs/operator-guide.md "Custody"). With the shamir seal a process starts
 sealed: "sigil operator unseal" reads one share from standard input and gives it to the process's
 operator server (--url, default http://SIGIL_OPERATOR_HOST:SIGIL_OPERATOR_PORT, loopback:8083);
 once the threshold of shares is given the process unseals. --reset forgets the shares given so far.

@@ -1,4 +1,4 @@
-// Key custody (README "Custody"): each seal (static, pkcs11 on a real SoftHSM2 token, shamir) on the
+// Key custody (docs/operator-guide.md "Custody"): each seal (static, pkcs11 on a real SoftHSM2 token, shamir) on the
 // store under test: start (sealed for shamir: 503 everywhere), unseal, sign with the official SDK and
 // check the signature with viem, an emergency seal (`sigil operator seal`) while requests are in
 // flight (each answered with a good signature or refused cleanly), unseal again, restart; and the
@@ -176,7 +176,7 @@ function logged(s: SigilInstance, field: string): number[] {
   return [...s.stderr().matchAll(new RegExp(`"${field}":(\\d+)`, 'g'))].map((m) => Number(m[1]));
 }
 afterAll(() => {
-  // The figures for the report (README "Custody"); never asserted, the machine is shared.
+  // The figures for the report (docs/operator-guide.md "Custody"); never asserted, the machine is shared.
   process.stdout.write(`custody timings ${JSON.stringify(timings)}\n`);
 });
 

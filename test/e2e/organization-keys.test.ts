@@ -1,4 +1,4 @@
-// Per-organization data keys and crypto-shredding (README "Custody"; migration 032), through
+// Per-organization data keys and crypto-shredding (docs/operator-guide.md "Custody"; migration 032), through
 // @turnkey/sdk-server and @turnkey/crypto, checked with viem: a sub-organization's secrets are sealed
 // with its own key (read from the raw rows); deleting it destroys the key, so its rows put back
 // without the key (what lingers in a later backup) open no more, while the rows with the key (an

@@ -187,7 +187,7 @@ describe('keys at rest', () => {
   it('the database holds no mnemonic word sequence and only sealed key material', async () => {
     await api.createWallet({ walletName: 'at-rest', accounts: [ETH, SOL] });
     const snapshot = await dbSnapshot(sigil);
-    // Sealed with the organization's own data key, which the ciphertext names (README "Custody").
+    // Sealed with the organization's own data key, which the ciphertext names (docs/operator-guide.md "Custody").
     const sealed = /^v2:[0-9a-f-]{36}\.[0-9a-f]{24}:[A-Za-z0-9+/=]+$/;
     for (const row of snapshot.wallets as { mnemonic: string }[]) expect(row.mnemonic).toMatch(sealed);
     for (const row of snapshot.wallet_accounts as { private_key: string }[]) expect(row.private_key).toMatch(sealed);

@@ -1,4 +1,4 @@
-// Seals below the process (src/barrier/seals.ts, src/barrier/shamir.ts; README "Custody"): each seal
+// Seals below the process (src/barrier/seals.ts, src/barrier/shamir.ts; docs/operator-guide.md "Custody"): each seal
 // binds its wrapped key to itself, shares rebuild the key only at the threshold, wrong shares are
 // refused as a whole, and shares encrypted to operator keys open only with their own key.
 import { randomBytes } from 'node:crypto';
