@@ -214,18 +214,22 @@ describe('eth_send_transaction', () => {
     }
   });
 
-  it('a send that needs two approvals is sent once the second approval completes it', async () => {
+  /**
+   * An eth_send_transaction that waits for alice and carol: submitted by alice on the first process,
+   * approved by carol on the second. Answers the send's id once the approval completed the activity.
+   */
+  async function sendApprovedByTwo(to: Hex, value: string, afterApproval?: (id: string) => Promise<void>): Promise<string> {
     const api = sdkServerClient(sigil);
     const aliceKey = newKey();
     const carolKey = newKey();
     const { userIds } = await api.createUsers({
       users: [
-        { userName: 'bcast alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: 'bcast carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+        { userName: `bcast alice ${value}`, apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+        { userName: `bcast carol ${value}`, apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
       ],
     });
     const policy = await api.createPolicy({
-      policyName: 'sends need alice and carol',
+      policyName: `sends need alice and carol ${value}`,
       effect: 'EFFECT_ALLOW',
       condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'",
       consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
@@ -236,10 +240,10 @@ describe('eth_send_transaction', () => {
         type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
         timestampMs: String(Date.now()),
         organizationId: orgId,
-        parameters: { from, caip2: CAIP2, calls: [{ to: recipient(0xa991), value: '77' }] },
+        parameters: { from, caip2: CAIP2, calls: [{ to, value }] },
       } as never);
       expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
-      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(0n);
+      expect(await publicClient.getBalance({ address: to })).toBe(0n);
       // Approved on the other process.
       await httpClient(second, carolKey).approveActivity({
         type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
@@ -249,13 +253,35 @@ describe('eth_send_transaction', () => {
       });
       const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
       expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
-      const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId;
-      const status = await included(sigil, id);
-      expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
-      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
+      const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId as string;
+      await afterApproval?.(id);
+      return id;
     } finally {
       await api.deletePolicy({ policyId: policy.policyId });
     }
+  }
+
+  it('a send that needs two approvals is sent once the second approval completes it', async () => {
+    const id = await sendApprovedByTwo(recipient(0xa991), '77');
+    const status = await included(sigil, id);
+    expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
+    expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
+  });
+
+  it('an approved send that another hand already got mined is INCLUDED, not FAILED as "nonce too low"', async () => {
+    // Two processes' trackers may both hand over the same approved send: the node mines the first and
+    // refuses the second for its nonce. Here the test is the first hand: it broadcasts the recorded
+    // transaction itself before the trackers do (they wait a few seconds after the approval).
+    let hash = '';
+    const id = await sendApprovedByTwo(recipient(0xa992), '78', async (sendId) => {
+      const [row] = await execSql(sigil, 'select signed_transaction, status from send_transactions where id = ?', [sendId]);
+      expect(row.status).toBe('INITIALIZED');
+      hash = await publicClient.request({ method: 'eth_sendRawTransaction', params: [row.signed_transaction as Hex] });
+      expect((await publicClient.waitForTransactionReceipt({ hash: hash as Hex })).status).toBe('success');
+    });
+    const status = await included(sigil, id);
+    expect(status.eth!.txHash).toBe(hash);
+    expect(await publicClient.getBalance({ address: recipient(0xa992) })).toBe(78n);
   });
 
   it('a call that reverts on chain is reported FAILED with its revert reason', async () => {

@@ -126,9 +126,16 @@ describe('the hot path', () => {
   it.skipIf(!testDatabaseUrl())('a signature in an organization without controls costs no extra round trip', async () => {
     const trips = async () => Number(/sigil_database_round_trips_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${sigil.url}/metrics`)).text())![1]);
     await sign(root, wallets.a);
-    const before = await trips();
-    for (let i = 0; i < 10; i++) await sign(root, wallets.a);
-    expect((await trips()) - before).toBe(20);
+    // The counter is the process's: a background task (the send tracker, the seal watch, a
+    // checkpoint) may add a statement while the ten signatures run. Background work only adds, so
+    // the fewest of three tries is what the signatures cost.
+    const tries: number[] = [];
+    for (let t = 0; t < 3 && !tries.includes(20); t++) {
+      const before = await trips();
+      for (let i = 0; i < 10; i++) await sign(root, wallets.a);
+      tries.push((await trips()) - before);
+    }
+    expect(Math.min(...tries)).toBe(20);
   });
 });
 
