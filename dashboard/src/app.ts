@@ -16,17 +16,7 @@ import { usersPage } from './pages/users.js';
 import { velocityControlsPage } from './pages/velocity-controls.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { walletsPage } from './pages/wallets.js';
-
-export interface PageContext {
-  api: Api;
-  main: HTMLElement;
-  /** Shows a message at the top of the next page drawn (or this one, when not navigating). */
-  flash(text: string, kind?: 'notice' | 'error'): void;
-  navigate(hash: string): void;
-  /** Draws the current page again, keeping the flash message. */
-  refresh(): void;
-  signOut(reason?: string): Promise<void>;
-}
+import type { PageContext } from './pages/context.js';
 
 type Page = (ctx: PageContext, arg?: string) => Promise<void>;
 

@@ -4,7 +4,7 @@
 // emails to an address (list_email_events: Send, Delivery, Bounce with the server's answer). The API
 // has no query listing invitations, so the page shows the ids of the invitations made here.
 import { resultOf, type Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, field, h, heading, loading, mono, notice, onSubmit, replace, select } from '../dom.js';
 
 function inviteForm(ctx: PageContext, userTags: Json[]): HTMLElement {

@@ -2,7 +2,7 @@
 // that the signed-in user can still vote on (`canApprove`), each with what it signs decoded and
 // checked in the browser (./decoded.ts, issue 20), who submitted it, and Approve / Reject (./vote.ts).
 import type { Activity, Api, Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { badge, empty, h, heading, json, loading, mono, pretty, replace, time } from '../dom.js';
 import { submitter } from './activities.js';
 import { decodedPanel } from './decoded.js';

@@ -2,7 +2,7 @@
 // The signed-in user can add a passkey of this browser to itself: navigator.credentials.create, then
 // create_authenticators V2 with the attestation (turnkey-contract.md §1.3 "Registration").
 import { resultOf, type Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, empty, errorBox, field, h, heading, loading, message, mono, pretty, replace, time } from '../dom.js';
 import { registerPasskey } from '../stamp.js';
 

@@ -5,7 +5,7 @@
 // organization is to its limit. The bar is a <meter> (no inline style: the CSP forbids it); a group
 // at or over its threshold is also named so in words, not by colour alone.
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, facts, h, heading, loading, mono, pretty, replace } from '../dom.js';
 
 const UNITS: [number, string][] = [

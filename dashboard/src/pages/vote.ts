@@ -3,7 +3,7 @@
 // (the passkey itself when one signed in). After the vote the activity is read again, so the page
 // can say whether that vote decided it.
 import type { Activity, Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, errorBox, h, message, pretty, replace } from '../dom.js';
 import type { DecodedPanel } from './decoded.js';
 

@@ -5,7 +5,7 @@
 // deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
 // state, attempts, error).
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, facts, h, heading, loading, mono, pretty, replace, time } from '../dom.js';
 
 function subscriptionText(s: Json): string {
