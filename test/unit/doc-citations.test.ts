@@ -17,7 +17,7 @@ const FOLDERS = ['src', 'test', 'scripts', 'bench', 'dashboard', '.ci'];
 const EXTERNAL = new Set(['slip-0010.md' /* satoshilabs/slips, the SLIP-10 derivation text */]);
 
 /**
- * Pages of Turnkey's public documentation (tkhq/docs, `.mdx`) and of the tkhq/sdk repository (`sdk:` paths):
+ * Pages of Turnkey's public documentation (tkhq/docs, `.mdx`) and the tkhq/sdk examples (`examples/…/README.md`):
  * the policy corpora transcribe the examples they publish and name the page each case comes from. Only
  * those data files may name them; comments cite this repository's docs/reference/ instead.
  */
@@ -94,7 +94,7 @@ function problemsOf(file: string, text: string): string[] {
   for (const m of prose.matchAll(/([\w./-]*[\w-]\.mdx?)\b(?:,? "([^"]+)")?/g)) {
     const [, path, section] = m;
     if (EXTERNAL.has(path!)) continue;
-    if (TRANSCRIBED.test(file) && (path!.endsWith('.mdx') || prose.slice(0, m.index).endsWith('sdk:'))) continue;
+    if (TRANSCRIBED.test(file) && (path!.endsWith('.mdx') || path!.startsWith('examples/'))) continue;
     const doc = join(root, path!);
     if (!path!.endsWith('.md') || !existsSync(doc)) {
       problems.push(`${path} is not a file of the repository`);
