@@ -1,4 +1,4 @@
-// The bench's own load generator (issue 14): requests stamped before the clock starts and sent over
+// The bench's own load generator (docs/operator-guide.md "Benchmarks"): requests stamped before the clock starts and sent over
 // keep-alive connections, the way high-volume clients send, so the figures measure the server and
 // not the client. Each connection writes a request's bytes (built when it was stamped) in one write
 // and reads its answer by Content-Length, as wrk does; node:http's client costs ~100 µs more CPU per

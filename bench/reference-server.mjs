@@ -1,4 +1,4 @@
-// The reference server of bench/scale.mjs (issue 34, "the hot path near the host's limit"): the least
+// The reference server of bench/scale.mjs (docs/operator-guide.md "A million end users": the hot path near the host's limit): the least
 // a sign_raw_payload can cost on this stack, measured in the same run as Sigil so that Sigil's hot
 // rows are reported as a ratio to it (absolute figures move 2.5x between hosts). It does what one
 // signing request must: parse the body, verify the P-256 stamp over the raw body bytes against a

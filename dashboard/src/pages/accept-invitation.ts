@@ -1,4 +1,4 @@
-// Accepting an invitation (issue 19; README "Invitations"): the page an invitation email links to,
+// Accepting an invitation (docs/sessions-and-logins.md "Invitations"): the page an invitation email links to,
 // `#/accept-invitation?token=…`. The token sits in the URL fragment, which the browser never sends
 // to a server or in a Referer; the page posts it to Sigil's unstamped invitation routes
 // (src/http/invitations.ts): get_invitation shows who is invited where, then a passkey is created

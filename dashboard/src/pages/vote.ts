@@ -1,4 +1,4 @@
-// Approve and Reject buttons for an activity waiting for consensus (turnkey-semantics.md §2-§3): a
+// Approve and Reject buttons for an activity waiting for consensus (docs/reference/activities.md "Votes"): a
 // vote is approve_activity / reject_activity {fingerprint}, stamped with the signed-in credential
 // (the passkey itself when one signed in). After the vote the activity is read again, so the page
 // can say whether that vote decided it.
