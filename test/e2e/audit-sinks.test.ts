@@ -1,4 +1,4 @@
-// Audit sinks (src/audit/sinks.ts, README "Audit trail and metrics"): every signed checkpoint is also
+// Audit sinks (src/audit/sinks.ts, docs/operator-guide.md "Audit trail and metrics"): every signed checkpoint is also
 // appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written at a clean
 // shutdown. Someone with write access to the database cuts a stream's tail together with the
 // checkpoints covering it: `sigil audit verify` alone cannot tell, `--checkpoints <sink file>` can.

@@ -1,4 +1,4 @@
-// The auth proxy end to end (issue 7 "Auth proxy"; turnkey-contract.md §1.4, §1.5, §5): a
+// The auth proxy end to end (docs/auth-proxy.md "The auth proxy"; docs/reference/auth-proxy.md "Endpoints"): a
 // configuration made with `sigil proxy-config create`, then @turnkey/core's generated client's proxy
 // methods unchanged (proxyInitOtpV2, proxyVerifyOtpV2, proxyGetAccount, proxySignupV2, proxyOtpLoginV2,
 // proxyGetWalletKitConfig…) over real SMTP on loopback, and the login @turnkey/core does after it:

@@ -1,4 +1,4 @@
-// Issue 21, the four authorization flaws, each reproduced through the official clients against a
+// Four authorization flaws (docs/reference/policies.md "Keywords"; docs/reference/activities.md "Votes"), each reproduced through the official clients against a
 // real Sigil (and its auth proxy for the first), and each refused now:
 // 1. bearer secrets (verification tokens, client signatures, OTP codes, OIDC tokens) are never
 //    readable from an activity, a vote, a policy evaluation, the database or the log, and a token

@@ -1,4 +1,4 @@
-// A slow chain node must not hold the database (README "Broadcasting"; issue 32 flaw 4): approving a
+// A slow chain node must not hold the database (docs/broadcasting.md "What the node is trusted with"): approving a
 // waiting eth_send_transaction asks the node for nonce, gas and fees, and that happens before the
 // vote's transaction opens, so on SQLite (one writer) another organization's create_wallet is not
 // held up while the node has not answered; reading the pending send's activity asks the node nothing.

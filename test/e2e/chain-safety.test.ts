@@ -1,4 +1,4 @@
-// Issue 32 (security), the chain flaws, each driven through the official clients (@turnkey/sdk-server,
+// The chain flaws (docs/broadcasting.md "What the node is trusted with"), each driven through the official clients (@turnkey/sdk-server,
 // @turnkey/http, @turnkey/viem) against a real anvil node, the outcome read back from the chain with
 // viem. A small JSON-RPC proxy in front of anvil plays a misbehaving node: it can answer a huge
 // priority fee, a pending nonce lower than the one Sigil allocated, or an oversized answer.

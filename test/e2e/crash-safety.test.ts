@@ -1,4 +1,4 @@
-// Crash safety (issue 8 "Crash safety"): under concurrent create_wallet and sign_raw_payload load from
+// Crash safety (docs/operator-guide.md "Running on PostgreSQL / in production"): under concurrent create_wallet and sign_raw_payload load from
 // the official @turnkey/http client, the server is killed with SIGKILL at random moments (a bounded
 // number of rounds, loopback only) and restarted on the same data. Afterwards every activity the
 // client saw COMPLETED is present with the same result, no activity is left half-done (CREATED or

@@ -1,4 +1,4 @@
-// Approving what you see (issue 20) in a real headless Chromium against a real `sigil serve`: with a
+// Approving what you see (docs/policies.md "Approving what you see") in a real headless Chromium against a real `sigil serve`: with a
 // root quorum of two, a second quorum member (bob) submits an ERC-20 transfer (to a token whose
 // interface is stored with its decimals), a Solana transfer, a Bitcoin PSBT with change and a Safe
 // execTransaction that hides a proxy upgrade behind a delegatecall. Each waits for the root user's

@@ -1,4 +1,4 @@
-// The MFA flow end to end with a passkey from the dashboard (issue 19, README "MFA policies"), in
+// The MFA flow end to end with a passkey from the dashboard (docs/mfa.md "MFA policies"; docs/operator-guide.md "Dashboard"), in
 // Debian's Chromium with a DevTools virtual authenticator against a real `sigil serve`: the root user
 // signs in with an API key, adds a passkey, signs out and back in with it; an MFA policy asks for a
 // passkey on signing; a sign_raw_payload stamped with the root's API key (@turnkey/http) waits in

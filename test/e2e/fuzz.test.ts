@@ -1,4 +1,4 @@
-// Schema-driven fuzzing of every submit and query endpoint (issue 15), against a real `sigil serve`
+// Schema-driven fuzzing of every submit and query endpoint (docs/limits.md "Limits"), against a real `sigil serve`
 // on both stores. Bodies come from the API schemas (src/schemas/turnkey-definitions.json, through
 // the registry of src/operations/registry.ts), stamped correctly with the official ApiKeyStamper,
 // and each carries at least one definite defect: a field of the wrong type, a required field

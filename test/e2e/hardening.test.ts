@@ -1,4 +1,4 @@
-// Regression tests of issue 15 ("one request must never stall the service"), each fault on its own,
+// Regression tests of "one request must never stall the service" (docs/limits.md "Limits"), each fault on its own,
 // against real `sigil serve` processes on both stores: a small body that made validation quadratic
 // (with and without a credential), slow clients that held connections for ever, deep nesting that
 // answered 500, NUL and other values the stores disagreed on, content types other than JSON, and an

@@ -1,4 +1,4 @@
-// Migration 026 (contacts vouched for by the parent; README "Email and SMS logins through the parent")
+// Migration 026 (contacts vouched for by the parent; docs/compatibility.md "Email and SMS logins through the parent")
 // on a deployment that has users: the test makes, with @turnkey/sdk-server, a sub-organization whose
 // root user's email the parent set, a decoy with the same email written by another sub-organization's
 // own key, and a root user whose parent-set email its sub-organization later changed; puts the users

@@ -1,5 +1,5 @@
-// OAuth 2.0 credentials and oauth2_authenticate end to end (turnkey-semantics.md §6 "OAuth2-only
-// providers", §7 "OAuth 2.0 credentials"; turnkey-contract.md §4.6-4.7): credentials are created,
+// OAuth 2.0 credentials and oauth2_authenticate end to end (docs/reference/organizations.md
+// "Smart contract interfaces and OAuth 2.0 credentials"; docs/reference/bundles.md "Other signed tokens"): credentials are created,
 // read, listed, updated and deleted through @turnkey/sdk-server with the client secret encrypted by
 // @turnkey/crypto's encryptOauth2ClientSecret to the deployment signer key (the SDK's override);
 // the secret never comes back and is not in the database in plaintext or as the submitted envelope.

@@ -1,4 +1,4 @@
-// Older activity versions whose intents are in the swagger (issue 16 item 5), sent as applications
+// Older activity versions whose intents are in the swagger (docs/compatibility.md "Older activity versions"), sent as applications
 // pinned to older SDKs send them: through @turnkey/http's TurnkeyClient, whose methods post the
 // body they are given. Each answers under its own result member and does what its current version
 // does: CREATE_POLICY and _V2 (legacy selectors, stored as condition and consensus), UPDATE_POLICY,

@@ -1,4 +1,4 @@
-// Operator commands and process management (issue 8 items 1, 2 and 6) through the real `sigil`
+// Operator commands and process management (docs/operator-guide.md "The `sigil` command") through the real `sigil`
 // command: rotate-master-key while a server serves (it serves on; a new process unseals with the new
 // key only), backup while serving and restore into a new data directory that then serves the data,
 // config without secrets, `serve --workers 2` (both workers answer through @turnkey/sdk-server, each

@@ -1,5 +1,5 @@
-// Email OTP end to end over real SMTP (issue 7; turnkey-semantics.md §6 "OTP (current)";
-// turnkey-contract.md §1.5, §4.5, §5): an `smtp-server` on loopback receives the codes Sigil sends
+// Email OTP end to end over real SMTP (docs/sessions-and-logins.md "One-time codes (OTP)";
+// docs/reference/sessions.md "OTP", "Login activities"; docs/reference/bundles.md "The bundles"): an `smtp-server` on loopback receives the codes Sigil sends
 // with nodemailer; init_otp, verify_otp (encryptedOtpBundle from @turnkey/crypto's
 // encryptOtpCodeToBundle, and the plaintext otpCode alias) and otp_login (clientSignature from
 // @turnkey/api-key-stamper, raw r‖s) go through @turnkey/sdk-server, and the session key stamps a

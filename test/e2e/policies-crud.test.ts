@@ -1,5 +1,5 @@
 // Policies and smart contract interfaces through the official @turnkey/sdk-server client against a
-// real `sigil serve` (interface-spec.md §4.4; turnkey-semantics.md §1.1, §7): CRUD round trips with
+// real `sigil serve` (docs/reference/policies.md; docs/reference/organizations.md "Smart contract interfaces and OAuth 2.0 credentials"): CRUD round trips with
 // the exact v1Policy / SmartContractInterface records, expressions refused at write time with the
 // compiler's `invalid policy …` message, unique names, the 400kb interface limit, ABI validation,
 // and every refusal leaving the database unchanged. The last block reads the same database through

@@ -1,4 +1,4 @@
-// A PostgreSQL restart under a running `sigil serve` (issue 34, the step before failover: the database
+// A PostgreSQL restart under a running `sigil serve` (docs/operator-guide.md "PostgreSQL with a standby", the step before failover: the database
 // going away and coming back, as it does during a failover or a maintenance restart). Sigil runs on a
 // PostgreSQL 15 cluster of the test's own (Debian's initdb and pg_ctl, as the postgres user, on a free
 // port), serves the official client, then the cluster is stopped at once (`pg_ctl -m immediate`, as a

@@ -1,4 +1,4 @@
-// Resource quotas through the official SDK (turnkey-semantics.md §8 "Resource limits"; §6 API keys;
+// Resource quotas through the official SDK (docs/limits.md "Quotas and rate limits"; docs/reference/api.md "Limits";
 // src/domain/governance/quotas.ts): the 101st user, policy and wallet, the 1001st private key, the 11th
 // long-lived API key of a user and the 11th tag of a sub-organization are refused with 429 / gRPC 8 /
 // RATE_LIMIT_EXCEEDED and the documented message, changing nothing; deleting one frees a slot;

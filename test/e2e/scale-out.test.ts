@@ -1,4 +1,4 @@
-// Two `sigil serve` processes on one database give the answers one would (issue 8 "Scale-out"): the
+// Two `sigil serve` processes on one database give the answers one would (docs/operator-guide.md "Running on PostgreSQL / in production"): the
 // official SDK alternates between them; an identical submission sent to both is one activity; a
 // consensus vote cast on one completes the activity the other shows; an OTP code's attempts and its
 // one use hold across them. The state that makes this so lives in the database (unique constraints and

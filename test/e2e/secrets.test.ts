@@ -1,4 +1,4 @@
-// Secrets (issue 19 "Secrets"): arbitrary secret values imported and exported only as HPKE bundles,
+// Secrets (docs/secrets.md "Secrets"; docs/reference/bundles.md "Secrets"): arbitrary secret values imported and exported only as HPKE bundles,
 // driven through the official clients (@turnkey/http TurnkeyClient for init_import_secrets and
 // delete_secrets, which @turnkey/sdk-server lacks; @turnkey/sdk-server for import, export and list),
 // with @turnkey/crypto sealing each secret to an init_import_secrets target (encryptSecretToBundle)
@@ -157,7 +157,7 @@ describe('secrets', () => {
     expect(res.body.message).toMatch(/permission/i);
     expect(await dbSnapshot(sigil)).toEqual(before);
 
-    // The documented policy (features/secrets.mdx, api-key-storage.mdx): bob may export trade keys.
+    // The documented policy (docs/reference/policies.md "The decision for an activity"): bob may export trade keys.
     const allow = await api.createPolicy({
       policyName: 'bob retrieves trade-only exchange keys',
       effect: 'EFFECT_ALLOW',

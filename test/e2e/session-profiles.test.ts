@@ -1,6 +1,6 @@
-// Session profiles through the official SDKs (issue 19; swagger v1CreateSessionProfileIntent,
-// v1SessionProfile, v1StampLoginIntent / v1OtpLoginIntentV2 sessionProfileId; turnkey-semantics.md
-// §6 "Session profiles"; README "Session profiles"): create_session_profile / get_session_profile /
+// Session profiles through the official SDKs (swagger v1CreateSessionProfileIntent,
+// v1SessionProfile, v1StampLoginIntent / v1OtpLoginIntentV2 sessionProfileId; 
+// docs/sessions-and-logins.md "Session profiles"; docs/reference/sessions.md "Session profiles"): create_session_profile / get_session_profile /
 // get_session_profiles; a login naming a profile (stamp_login, otp_login over real SMTP) answers a
 // session whose key expires at the shorter of the intent's and the profile's lifetime, whose JWT
 // carries session_profile_id and scope as @turnkey/core's parseSession reads them, and which the

@@ -1,4 +1,4 @@
-// Velocity controls over token and Solana transfers (issue 17, chainAssetTransfer beyond ether),
+// Velocity controls over token and Solana transfers (docs/velocity-controls.md "Velocity controls": chainAssetTransfer beyond ether),
 // end to end: a real `sigil serve` (SQLite, or PostgreSQL with SIGIL_TEST_DATABASE_URL), controls
 // created with @turnkey/http, transactions signed by @turnkey/viem (ERC-20 calls built with viem's
 // encodeFunctionData and erc20Abi) and @turnkey/solana (SystemProgram.transfer, and SPL Token

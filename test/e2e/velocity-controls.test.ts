@@ -1,4 +1,4 @@
-// Velocity controls (issue 17) end to end through @turnkey/http 6.6.0's TurnkeyClient
+// Velocity controls (docs/velocity-controls.md "Velocity controls") end to end through @turnkey/http 6.6.0's TurnkeyClient
 // (createVelocityControl, deleteVelocityControl, getVelocityControl, listVelocityControls) against
 // a real `sigil serve`: the v1VelocityControl record round trip, every refusal a 400 `{code,
 // message, details}` that leaves the database as it was, policy evaluation of the two activities
