@@ -8,8 +8,9 @@ const [, , swaggerPath] = process.argv;
 if (!swaggerPath) throw new Error('usage: gen-schemas.mjs <public_api.swagger.json>');
 const swagger = JSON.parse(readFileSync(swaggerPath, 'utf8'));
 
-// What the bundled swagger lacks but the newest official client sends (velocity controls; init_import_secrets and delete_secrets):
-// its definitions and paths, the two activity type values, and their intent and result members.
+// What the bundled swagger lacks but the newest official client sends (velocity controls;
+// init_import_secrets and delete_secrets): its definitions and paths, the two activity type values, and
+// their intent and result members.
 const supplement = JSON.parse(readFileSync(new URL('./swagger-supplement.json', import.meta.url), 'utf8'));
 for (const [name, def] of Object.entries(supplement.definitions)) {
   if (swagger.definitions[name]) throw new Error(`swagger-supplement.json: the swagger already defines ${name}; drop it from the supplement`);

@@ -1,8 +1,9 @@
 // The dashboard's client of the public API: POST /public/v1/query/<op> and /public/v1/submit/<op>
-// on the page's own origin, with the body shapes of @turnkey/sdk-server (docs/reference/api.md "Transport":
-// queries are flat `{...input, organizationId}`; activities `{parameters, organizationId,
-// timestampMs, type}`) and errors read as `{code, message, details}` (docs/reference/api.md "Errors"). Auth proxy calls
-// (docs/reference/auth-proxy.md "Endpoints": POST <authProxyUrl>/v1/<op> with X-Auth-Proxy-Config-ID and no stamp) live here too.
+// on the page's own origin, with the body shapes of @turnkey/sdk-server (docs/reference/api.md
+// "Transport": queries are flat `{...input, organizationId}`; activities `{parameters, organizationId,
+// timestampMs, type}`) and errors read as `{code, message, details}` (docs/reference/api.md "Errors").
+// Auth proxy calls (docs/reference/auth-proxy.md "Endpoints": POST <authProxyUrl>/v1/<op> with
+// X-Auth-Proxy-Config-ID and no stamp) live here too.
 import type { StoredSession } from './keystore.js';
 import { apiKeyStamp, webauthnStamp, type Stamp } from './stamp.js';
 

@@ -4,7 +4,8 @@
 //  - X-Stamp-Webauthn: plain JSON {authenticatorData, clientDataJson, credentialId, signature}
 //    of an assertion whose challenge is the UTF-8 bytes of hex(sha256(body)).
 //  - X-Stamp-Attested: base64url(JSON {publicKeyAttestation, scheme, publicKey, signature}).
-// Also passkey registration (docs/reference/organizations.md "Users and credentials"): the v1Attestation create_authenticators takes.
+// Also passkey registration (docs/reference/organizations.md "Users and credentials"): the v1Attestation
+// create_authenticators takes.
 import { base64UrlDecode, base64UrlEncode, base64UrlOfText, sha256Hex, utf8 } from './encoding.js';
 import { signDerHex } from './p256.js';
 

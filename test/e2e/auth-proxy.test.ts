@@ -1,10 +1,11 @@
-// The auth proxy end to end (docs/auth-proxy.md "The auth proxy"; docs/reference/auth-proxy.md "Endpoints"): a
-// configuration made with `sigil proxy-config create`, then @turnkey/core's generated client's proxy
-// methods unchanged (proxyInitOtpV2, proxyVerifyOtpV2, proxyGetAccount, proxySignupV2, proxyOtpLoginV2,
-// proxyGetWalletKitConfig…) over real SMTP on loopback, and the login @turnkey/core does after it:
-// stamp_login with X-Stamp-Attested naming the parent organization, answered from the user's
-// sub-organization. Refusals (unknown config, disallowed origin or method, a contact without proof,
-// a reused token, an attested key doing anything but log in) are clear errors that create nothing.
+// The auth proxy end to end (docs/auth-proxy.md "The auth proxy"; docs/reference/auth-proxy.md
+// "Endpoints"): a configuration made with `sigil proxy-config create`, then @turnkey/core's generated
+// client's proxy methods unchanged (proxyInitOtpV2, proxyVerifyOtpV2, proxyGetAccount, proxySignupV2,
+// proxyOtpLoginV2, proxyGetWalletKitConfig…) over real SMTP on loopback, and the login @turnkey/core
+// does after it: stamp_login with X-Stamp-Attested naming the parent organization, answered from the
+// user's sub-organization. Refusals (unknown config, disallowed origin or method, a contact without
+// proof, a reused token, an attested key doing anything but log in) are clear errors that create
+// nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { TurnkeySDKClientBase } from '@turnkey/core/dist/__generated__/sdk-client-base.mjs';

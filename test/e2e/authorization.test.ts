@@ -1,5 +1,6 @@
-// Four authorization flaws (docs/reference/policies.md "Keywords"; docs/reference/activities.md "Votes"), each reproduced through the official clients against a
-// real Sigil (and its auth proxy for the first), and each refused now:
+// Four authorization flaws (docs/reference/policies.md "Keywords"; docs/reference/activities.md
+// "Votes"), each reproduced through the official clients against a real Sigil (and its auth proxy for
+// the first), and each refused now:
 // 1. bearer secrets (verification tokens, client signatures, OTP codes, OIDC tokens) are never
 //    readable from an activity, a vote, a policy evaluation, the database or the log, and a token
 //    bound to no key can neither sign up with V8 nor log in through the proxy after its signup;

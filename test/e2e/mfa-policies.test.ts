@@ -1,7 +1,7 @@
-// MFA policies (docs/mfa.md "MFA policies") end to end through @turnkey/http's TurnkeyClient and @turnkey/sdk-server
-// (createMfaPolicy, updateMfaPolicy, deleteMfaPolicy, getMfaPolicy, getMfaPolicies, getMfaStatus)
-// against a real `sigil serve`: the v1MfaPolicy record round trip; every refusal a `{code, message,
-// details}` that leaves the database as it was; who may manage whose policies (MFA_POLICY with
+// MFA policies (docs/mfa.md "MFA policies") end to end through @turnkey/http's TurnkeyClient and
+// @turnkey/sdk-server (createMfaPolicy, updateMfaPolicy, deleteMfaPolicy, getMfaPolicy, getMfaPolicies,
+// getMfaStatus) against a real `sigil serve`: the v1MfaPolicy record round trip; every refusal a `{code,
+// message, details}` that leaves the database as it was; who may manage whose policies (MFA_POLICY with
 // `activity.params.user_id`, a user's own without a policy); and enforcement: an activity matching
 // the submitter's first MFA policy waits in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED, an approval with
 // the wrong kind of stamp is refused and changes nothing, one with a real WebAuthn assertion (the

@@ -1,11 +1,12 @@
 // Email OTP end to end over real SMTP (docs/sessions-and-logins.md "One-time codes (OTP)";
-// docs/reference/sessions.md "OTP", "Login activities"; docs/reference/bundles.md "The bundles"): an `smtp-server` on loopback receives the codes Sigil sends
-// with nodemailer; init_otp, verify_otp (encryptedOtpBundle from @turnkey/crypto's
-// encryptOtpCodeToBundle, and the plaintext otpCode alias) and otp_login (clientSignature from
-// @turnkey/api-key-stamper, raw r‖s) go through @turnkey/sdk-server, and the session key stamps a
-// whoami. Refusals (wrong, expired and locked codes, a fourth active code, a reused token, a
-// signature by another key) are clear errors that change nothing but the attempt count. The legacy
-// init_otp_auth / otp_auth pair answers a credential bundle that opens with decryptCredentialBundle.
+// docs/reference/sessions.md "OTP", "Login activities"; docs/reference/bundles.md "The bundles"): an
+// `smtp-server` on loopback receives the codes Sigil sends with nodemailer; init_otp, verify_otp
+// (encryptedOtpBundle from @turnkey/crypto's encryptOtpCodeToBundle, and the plaintext otpCode alias)
+// and otp_login (clientSignature from @turnkey/api-key-stamper, raw r‖s) go through @turnkey/sdk-server,
+// and the session key stamps a whoami. Refusals (wrong, expired and locked codes, a fourth active code,
+// a reused token, a signature by another key) are clear errors that change nothing but the attempt
+// count. The legacy init_otp_auth / otp_auth pair answers a credential bundle that opens with
+// decryptCredentialBundle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';

@@ -3,12 +3,12 @@
 // createSuborg, getOrCreateSuborg), unchanged, against a real `sigil serve`. The module
 // reads its configuration from the environment when it is imported, as a Next.js backend would:
 // here a parent-organization API user that is not root, allowed by the policy the reference docs
-// give for an authentication backend (docs/compatibility.md "Authentication activities a parent organization runs for its sub-organizations"). The actions submit
-// the login activities of a sub-organization's user with the parent's credential (item 1): the
-// parent's policies decide, and the activity is recorded in the sub-organization. Real SMTP carries
-// the codes and bundles; a loopback issuer stands in for Google (SIGIL_OIDC_ISSUERS maps
-// https://accounts.google.com to its JWKS). The actions swallow errors and answer undefined, so
-// every call is checked by its value.
+// give for an authentication backend (docs/compatibility.md "Authentication activities a parent
+// organization runs for its sub-organizations"). The actions submit the login activities of a
+// sub-organization's user with the parent's credential (item 1): the parent's policies decide, and the
+// activity is recorded in the sub-organization. Real SMTP carries the codes and bundles; a loopback
+// issuer stands in for Google (SIGIL_OIDC_ISSUERS maps https://accounts.google.com to its JWKS). The
+// actions swallow errors and answer undefined, so every call is checked by its value.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';

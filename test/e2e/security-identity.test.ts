@@ -1,6 +1,6 @@
 // Regression tests of the identity flaws (docs/compatibility.md "Email and SMS logins through the
-// parent"; docs/mfa.md "MFA policies"; docs/auth-proxy.md "The auth proxy"), each an attack driven through the official clients against a real
-// `sigil serve`, seen failing before its fix:
+// parent"; docs/mfa.md "MFA policies"; docs/auth-proxy.md "The auth proxy"), each an attack driven
+// through the official clients against a real `sigil serve`, seen failing before its fix:
 //  - flaw 1: a sub-organization's owner writes a victim's email into their sub-organization
 //    (create_users, update_user_email); the victim's email logins through the parent (otp_login V2
 //    and the legacy type through @turnkey/sdk-server, the attested stamp_login @turnkey/core sends,

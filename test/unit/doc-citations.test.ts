@@ -83,7 +83,7 @@ const blocks = files.flatMap((f) =>
   commentBlocks(readFileSync(f, 'utf8'), kindOf(f)).map((b) => ({ ...b, file: relative(root, f), where: `${relative(root, f)}:${b.line}` })),
 );
 
-/** An issue number, as a tracker would spell it: `issue 12`, `issues #3`, `Issue32`. */
+/** An issue number, as a tracker spells it: the word, an optional space and `#`, then digits. */
 const ISSUE = /\bissues? ?#?\d+/i;
 
 /** What is wrong with the citations of one block of `file` (a path relative to the repository). */

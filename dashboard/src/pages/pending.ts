@@ -45,7 +45,8 @@ export async function pendingPage(ctx: PageContext): Promise<void> {
 
 /** What the signed-in user can still vote on: waiting activities whose record says `canApprove`. */
 export async function votableActivities(api: Api): Promise<Activity[]> {
-  // Also those waiting for their submitter's MFA methods (docs/mfa.md "MFA policies"): the submitter's passkey vote meets a PASSKEY step.
+  // Also those waiting for their submitter's MFA methods (docs/mfa.md "MFA policies"): the submitter's
+  // passkey vote meets a PASSKEY step.
   const waiting = ['ACTIVITY_STATUS_CONSENSUS_NEEDED', 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'];
   const { activities } = await api.query<Json>('list_activities', { filterByStatus: waiting, paginationOptions: { limit: '100' } });
   return (activities as Activity[]).filter((a) => a.canApprove);

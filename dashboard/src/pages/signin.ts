@@ -1,5 +1,5 @@
-// Sign-in (docs/operator-guide.md "Dashboard"): three ways, each ending in a P-256 key held in the browser as a non-extractable
-// CryptoKey (IndexedDB), never sent anywhere:
+// Sign-in (docs/operator-guide.md "Dashboard"): three ways, each ending in a P-256 key held in the
+// browser as a non-extractable CryptoKey (IndexedDB), never sent anywhere:
 //  - passkey: stamp_login stamped with X-Stamp-Webauthn (docs/reference/api.md "Stamps";
 //    docs/reference/sessions.md "Login activities") registers a browser-made session key; votes are later cast by the passkey itself;
 //  - API key: the pasted key pair is imported and checked with whoami;

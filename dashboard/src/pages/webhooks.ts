@@ -1,8 +1,8 @@
 // Webhooks page (docs/webhooks.md "Webhooks"): every webhook endpoint of the organization
 // (list_webhook_endpoints) with its URL, subscriptions and filters, and how its deliveries go, from
-// the record's `deliveryStatus` (a Sigil addition, docs/webhooks.md "Webhooks"): healthy or failing (said in
-// words, not by colour alone), failed attempts in a row, the last error, the last delivery, and the
-// deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
+// the record's `deliveryStatus` (a Sigil addition, docs/webhooks.md "Webhooks"): healthy or failing
+// (said in words, not by colour alone), failed attempts in a row, the last error, the last delivery, and
+// the deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
 // state, attempts, error).
 import type { Json } from '../api.js';
 import type { PageContext } from '../app.js';

@@ -1,7 +1,7 @@
 // Tests for src/crypto/bundles.ts with the REAL client functions of @turnkey/crypto@2.13.2
 // (decryptCredentialBundle, decryptExportBundle, encryptWalletToBundle, encryptPrivateKeyToBundle,
 // encryptOtpCodeToBundle) and with bundles produced by Turnkey's production enclaves
-// (test/vectors/bundles.json). Contract: reference/turnkey-contract.md §4.2-§4.5, §4.7-§4.9, Traps 14-15.
+// (test/vectors/bundles.json). Contract: docs/reference/bundles.md "The bundles", "Other signed tokens".
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { codeOf } from '../../helpers/crypto-errors.js';
@@ -49,7 +49,7 @@ const OTHER_ORG = 'b0a7f3f2-7a0e-4a51-a8d5-3c0b9c6a2e42';
 const USER = '7d4a885d-4668-40c4-8f35-33301e11e7d5';
 const OTHER_USER = '0c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 
-// The deployment's bundle signer (DESIGN.md, Security model). Clients pass its uncompressed hex as
+// The deployment's bundle signer (docs/design.md "Security model"). Clients pass its uncompressed hex as
 // dangerouslyOverrideSignerPublicKey.
 const signerKeys = generateP256KeyPair();
 const signer = new P256Signer(signerKeys.privateKey);

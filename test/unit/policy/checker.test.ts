@@ -1,4 +1,5 @@
-// Create-time checker (src/policy/checker.ts; turnkey-semantics.md §1.2 types, §1.3 keywords).
+// Create-time checker (src/policy/checker.ts; docs/reference/policies.md "The language" for types,
+// "Keywords").
 import { describe, expect, it } from 'vitest';
 import { compilePolicyExpression } from '../../../src/policy/compile.js';
 import type { ExpressionKind } from '../../../src/policy/errors.js';

@@ -1,11 +1,12 @@
 // Conformance runner for the policy ENGINE decision (src/activity/policy-engine.ts) over the data in
 // test/policy/engine/*.json: whole sets of policies against one request context, checked against
-// turnkey-semantics.md §1.4 (evaluation rules). The language itself (one expression, one context)
-// is covered by test/policy/corpus and conformance.test.ts; this suite is about how per-policy
-// results combine: applicability, DENY over ALLOW, consensus, time windows, errors.
+// docs/reference/policies.md "Evaluation of one policy", "The decision for an activity". The language
+// itself (one expression, one context) is covered by test/policy/corpus and conformance.test.ts; this
+// suite is about how per-policy results combine: applicability, DENY over ALLOW, consensus, time
+// windows, errors.
 //
 // File format:
-//   { "source": "<which section of turnkey-semantics.md the cases come from>",   // required
+//   { "source": "<where the cases come from: a docs/reference/ section or a published page>",   // required
 //     "description": "…",
 //     "contexts": { "<name>": <context>, … },        // optional reusable request contexts
 //     "cases": [ <case>, … ] }
@@ -19,7 +20,7 @@
 //       "with": <patch>,                               // optional, merged into the context
 //       "expected": { "decision": "allow" | "deny" | "consensus" | "none",
 //                     "outcomes": { "<policyId>": "OUTCOME_…", … } },   // every evaluated policy
-//       "knownDeviation": "<why the engine disagrees with §1.4>",        // optional: case skipped
+//       "knownDeviation": "<why the engine disagrees with the documented rule>",        // optional: case skipped
 //       "note": "…" }
 //
 // A policy with `compileError` must be rejected by compilePolicyExpression with that message; like
@@ -158,7 +159,7 @@ const deviations = suite.flatMap(({ name, data }) => data.cases.filter((c) => c.
 
 if (deviations.length > 0) {
   console.warn(
-    `policy engine: ${deviations.length} case(s) skipped as known deviations from turnkey-semantics.md §1.4:\n` +
+    `policy engine: ${deviations.length} case(s) skipped as known deviations from docs/reference/policies.md:\n` +
       deviations.map(({ file, c }) => `  - ${file} / ${c.name}: ${c.knownDeviation}`).join('\n'),
   );
 }

@@ -1,4 +1,5 @@
-// Evaluator semantics (src/policy/evaluator.ts; turnkey-semantics.md §1.2, §1.4).
+// Evaluator semantics (src/policy/evaluator.ts; docs/reference/policies.md "The language", "Evaluation
+// of one policy").
 import { describe, expect, it } from 'vitest';
 import type { CompiledPolicyExpression } from '../../../src/policy/index.js';
 import { caseInsensitive, evaluatePolicyExpression } from '../../../src/policy/index.js';
