@@ -73,14 +73,14 @@ async function verifiedToken(email: string, key: KeyPair): Promise<string> {
   return verificationToken;
 }
 
-/** The client signature @turnkey/core makes for a token usage (contract §1.5): raw r‖s by the token's key. */
+/** The client signature @turnkey/core makes for a token usage (docs/reference/sessions.md "Login activities"): raw r‖s by the token's key. */
 async function usageSignature(key: KeyPair, usage: Record<string, unknown>) {
   const message = JSON.stringify(usage);
   const signature = await new ApiKeyStamper(key).sign(message, SignatureFormat.Raw);
   return { publicKey: key.apiPublicKey, scheme: 'CLIENT_SIGNATURE_SCHEME_API_P256' as const, message, signature };
 }
 
-/** The signup usage signature a key-bound token needs (semantics §2: "required if a public key was provided"). */
+/** The signup usage signature a key-bound token needs (docs/compatibility.md "What is implemented": a token bound to a key needs it). */
 const signupSignature = (key: KeyPair, token: string, contact: Record<string, string>) =>
   usageSignature(key, { signupV2: contact, tokenId: decode(token).id, type: 'USAGE_TYPE_SIGNUP' });
 

@@ -69,7 +69,8 @@ describe('crash safety', () => {
     let stop = false;
     let failures = 0;
     let n = 0;
-    // Below the organization's quota of 100 wallets (semantics §8): later iterations only sign.
+    // Below the organization's quota of 100 wallets (docs/limits.md "Quotas and rate limits"): later
+    // iterations only sign.
     let walletsAsked = 0;
     const loop = async (w: number) => {
       while (!stop) {

@@ -136,7 +136,7 @@ const submit = (type: string, parameters: unknown) =>
 
 const errorCode = (body: any) => body?.details?.[0]?.turnkeyErrorCode;
 
-/** nonce = hex(sha256(publicKeyHex)), what oauth_login checks (semantics §6). */
+/** nonce = hex(sha256(publicKeyHex)), what oauth_login checks (docs/reference/sessions.md "Login activities"). */
 const nonceFor = (publicKey: string) => createHash('sha256').update(publicKey, 'utf8').digest('hex');
 
 async function verifyWithSigner(token: string) {

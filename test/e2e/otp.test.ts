@@ -50,7 +50,7 @@ async function initOtp(contact: string, extra: Record<string, unknown> = {}, org
   return { otpId: res.otpId, bundle: res.otpEncryptionTargetBundle, code: await codeSentTo(contact, before) };
 }
 
-/** What @turnkey/core signs for otp_login (contract §1.5): the login token usage, raw r‖s. */
+/** What @turnkey/core signs for otp_login (docs/reference/sessions.md "Login activities"): the login token usage, raw r‖s. */
 async function loginSignature(signer: KeyPair, sessionPublicKey: string, tokenId: string) {
   const message = JSON.stringify({ login: { publicKey: sessionPublicKey }, tokenId, type: 'USAGE_TYPE_LOGIN' });
   const signature = await new ApiKeyStamper(signer).sign(message, SignatureFormat.Raw);
@@ -72,7 +72,7 @@ describe('email OTP over SMTP', () => {
     expect(raw).toMatch(/^From: Sigil Test <auth@sigil\.test>/m);
     expect(raw).toMatch(/^Subject: Your Sigil Test verification code/m);
     expect(raw).not.toMatch(/text\/html/);
-    // The target bundle is signed by the deployment signer (contract §4.5).
+    // The target bundle is signed by the deployment signer (docs/reference/bundles.md "The bundles").
     const envelope = JSON.parse(bundle);
     expect(envelope.enclaveQuorumPublic).toBe(sigil.root.signerPublicKey);
 

@@ -137,13 +137,13 @@ describe('registry', () => {
       const kind = activityKind(type);
       const expected = documented[kind] ?? deliberate[kind];
       const actual = `${decl.policy.resource}/${decl.policy.action}`;
-      if (!expected) differences.push(`${type}: ${actual}, but §1.3 has no ${kind} and it is not listed as deliberate`);
-      else if (`${expected.resource}/${expected.action}` !== actual) differences.push(`${type}: ${actual}, §1.3 says ${expected.resource}/${expected.action}`);
+      if (!expected) differences.push(`${type}: ${actual}, but the documented table has no ${kind} and it is not listed as deliberate`);
+      else if (`${expected.resource}/${expected.action}` !== actual) differences.push(`${type}: ${actual}, the documented table says ${expected.resource}/${expected.action}`);
       checked += 1;
     }
     expect(differences).toEqual([]);
     expect(checked).toBe(registry.byType.size);
-    // The deliberate list names only kinds §1.3 lacks, and each is still served.
+    // The deliberate list names only kinds the documented table lacks, and each is still served.
     const kinds = new Set([...registry.byType.keys()].map(activityKind));
     for (const kind of Object.keys(deliberate)) {
       expect(documented[kind], kind).toBeUndefined();

@@ -35,7 +35,7 @@
 // Every decoded context must pass validatePolicyContext (no typos, no wrong field types).
 //
 // What the runner enforces beyond the engine's answers:
-// - the expected decision follows from the expected outcomes by the §1.4 precedence
+// - the expected decision follows from the expected outcomes by the documented precedence
 //   (any OUTCOME_DENY_EXPLICIT → deny, else any OUTCOME_ALLOW → allow, else any
 //   OUTCOME_REQUIRES_CONSENSUS → consensus, else none), so the data is self-consistent;
 // - every decision and every per-policy outcome the engine can produce is exercised by some
@@ -141,7 +141,10 @@ function decode(value: Json, where: string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v, `${where}.${k}`)]));
 }
 
-/** The §1.4 precedence, stated independently of the engine, to check the data against itself. */
+/**
+ * The precedence of docs/reference/policies.md "The decision for an activity", stated independently of
+ * the engine, to check the data against itself.
+ */
 function decisionOf(outcomes: readonly PolicyOutcome[]): PolicyDecision {
   if (outcomes.includes('OUTCOME_DENY_EXPLICIT')) return 'deny';
   if (outcomes.includes('OUTCOME_ALLOW')) return 'allow';
@@ -244,7 +247,7 @@ for (const { name, data } of suite) {
         if (expectedOutcomes) {
           for (const o of Object.values(expectedOutcomes)) expect(OUTCOMES, 'expected outcome').toContain(o);
           expect(Object.keys(expectedOutcomes).sort(), 'outcomes must list every evaluated policy').toEqual(policies.map((p) => p.id).sort());
-          expect(decisionOf(Object.values(expectedOutcomes)), 'expected decision must follow from the expected outcomes (§1.4)').toBe(c.expected.decision);
+          expect(decisionOf(Object.values(expectedOutcomes)), 'expected decision must follow from the expected outcomes').toBe(c.expected.decision);
         }
 
         const { decision, evaluations } = evaluatePolicies(policies, context);
