@@ -1,9 +1,10 @@
 // Every document a comment cites is a file of this repository (docs/reference/README.md says why): a
 // `*.md` path in a comment must exist, a section named right after it (`docs/reference/keys.md
 // Signing` in quotes) must be a heading or a bold lead-in of that file, a README section named in quotes
-// must be a heading of README.md, and comments give reasons or cite docs, never issue numbers. It reads
-// src/ and the code around it: test/, scripts/, bench/, dashboard/ and .ci/ (their comments, and the
-// prose fields of their JSON data, such as a corpus's "source").
+// must be a heading of README.md, no outside reference document is cited by its short name and a section
+// number, and comments give reasons or cite docs, never issue numbers. It reads src/ and the code around
+// it: test/, scripts/, bench/, dashboard/ and .ci/ (their comments, and the prose fields of their JSON
+// data, such as a corpus's "source").
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -105,6 +106,8 @@ function problemsOf(file: string, text: string): string[] {
   for (const m of prose.matchAll(/\bREADME,? "([^"]+)"/g)) {
     if (!hasSection(join(root, 'README.md'), m[1]!)) problems.push(`README.md has no section "${m[1]}"`);
   }
+  // The reference documents outside the repository were also cited by a short name and a section number.
+  for (const m of prose.matchAll(/\b((?:turnkey-)?(?:semantics|contract)|interface-spec) ?§/g)) problems.push(`${m[1]} § is a document outside the repository`);
   return problems;
 }
 
@@ -141,6 +144,10 @@ describe('citations in comments', () => {
       'README.md has no section "Broadcasting"',
     ]);
     expect(problemsOf('test/unit/x.test.ts', 'features/secrets.mdx')).toEqual(['features/secrets.mdx is not a file of the repository']);
+    expect(problemsOf('src/x.ts', '(semantics §7; contract §1.5)')).toEqual([
+      'semantics § is a document outside the repository',
+      'contract § is a document outside the repository',
+    ]);
     expect(problemsOf('test/policy/corpus/x.json', '"origin": "features/secrets.mdx"')).toEqual([]);
     expect(problemsOf('test/vectors/x.json', 'https://github.com/stellar/stellar-protocol/blob/master/ecosystem/sep-0005.md')).toEqual([]);
     const [shell] = commentBlocks('#!/usr/bin/env bash\n# see docs/limits.md "Limits"', 'shell');
