@@ -1,6 +1,6 @@
-// Audit sinks (src/audit/sinks.ts, README "Audit trail and metrics"): every signed checkpoint is also
-// appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written at a clean
-// shutdown. Someone with write access to the database cuts a stream's tail together with the
+// Audit sinks (src/audit/sinks.ts, docs/operator-guide.md "Audit trail and metrics"): every signed
+// checkpoint is also appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written
+// at a clean shutdown. Someone with write access to the database cuts a stream's tail together with the
 // checkpoints covering it: `sigil audit verify` alone cannot tell, `--checkpoints <sink file>` can.
 // SIGIL_AUDIT_SINK_SYSLOG and SIGIL_AUDIT_SINK_HTTP send the same checkpoints to a syslog server and
 // an HTTP endpoint the test runs on loopback.

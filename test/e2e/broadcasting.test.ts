@@ -1,4 +1,4 @@
-// Broadcasting (issue 18, README "Broadcasting"): eth_send_transaction, eth_send_raw_transaction,
+// Broadcasting (docs/broadcasting.md "Broadcasting"): eth_send_transaction, eth_send_raw_transaction,
 // get_send_transaction_status and get_nonces through the official clients (@turnkey/sdk-server's
 // ethSendTransaction / pollTransactionStatus / getNonces and @turnkey/http's TurnkeyClient), against
 // a real anvil node; every outcome is read back from the chain with viem's public client.
@@ -417,7 +417,7 @@ describe('get_nonces', () => {
     const { sendTransactionStatusId } = await api.ethSendTransaction({ from, caip2: CAIP2, calls: [{ to: recipient(0xd00d), value: '1' }] } as never);
     await included(sigil, sendTransactionStatusId);
     expect((await httpClient(second).getNonces({ organizationId: orgId, address: from, caip2: CAIP2, nonce: true })).nonce).toBe(String(Number(nonce) + 1));
-    // An address of none of the organization's keys is not answered (issue 32; test/e2e/chain-safety.test.ts).
+    // An address of none of the organization's keys is not answered (test/e2e/chain-safety.test.ts).
     await expect(api.getNonces({ address: recipient(0xd00d), caip2: CAIP2, nonce: true } as never)).rejects.toThrow(/not an Ethereum address of a wallet account or private key of this organization/);
     // Nothing requested, nothing answered; the Gas Station nonce is not offered.
     expect(await api.getNonces({ address: from, caip2: CAIP2 } as never)).toEqual({});
