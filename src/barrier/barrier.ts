@@ -142,15 +142,11 @@ export function sealedKeyOf(sealed: string): { organizationId: string; keyId: st
   return { organizationId: sealed.slice(3, dot), keyId: sealed.slice(dot + 1, end), body: sealed.slice(end + 1), formatted };
 }
 
-/** Whether a ciphertext of a secret at a location is under the deployment's key (sealed before per-organization keys). */
-export function sealedByDeployment(sealed: string): boolean {
-  return sealed.startsWith(`${VERSION}:`) || (sealed.startsWith(`${FORMATTED}:`) && sealed.indexOf(':', 3) < 0);
-}
-
-/** Whether a ciphertext uses the first, ambiguous additional-data format (re-sealing it moves it to the current one). */
-export function sealedInFirstFormat(sealed: string): boolean {
-  return sealed.startsWith(`${VERSION}:`) || sealed.startsWith(`${ORG_VERSION}:`);
-}
+/**
+ * How ciphertexts of the first additional-data format start, under the deployment's key and an
+ * organization's: what in-place re-sealing looks for (every new seal of a secret at a location is `v3`).
+ */
+export const FIRST_FORMAT_PREFIXES = [`${VERSION}:`, `${ORG_VERSION}:`] as const;
 
 /**
  * Unwrapped organization keys of this process, by key id, least recently used first: bounded so
