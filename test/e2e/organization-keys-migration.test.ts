@@ -1,4 +1,4 @@
-// In-place migration to per-organization keys (docs/operator-guide.md "Custody", "Existing deployments"),
+// In-place migration to per-organization keys (docs/operator-guide.md "Custody"),
 // and every kind of an organization's secret under its key (docs/secrets.md "At rest"), through
 // @turnkey/sdk-server, @turnkey/http and @turnkey/crypto. A sub-organization holds one secret of each
 // kind: wallet and account keys, a private key, an imported secret, import targets, an OTP target, an

@@ -1,10 +1,10 @@
-// In-place re-sealing (docs/operator-guide.md "Custody", "Existing deployments"): a deployment older than
+// In-place re-sealing (docs/operator-guide.md "Custody"): a deployment older than
 // per-organization keys holds secrets sealed under the deployment's data key, which deleting their
 // organization does not shred, and secrets in the first, ':'-joined additional-data format. A serving
 // process walks every sealed column once, in the background, and seals each such secret again under
 // its organization's key in the current format.
-// - Bounded: batches of `batchSize` rows by id; each batch is one short transaction, with no network
-//   call in it, and the event loop is given back between batches.
+// - Bounded: pages of `pageSize` rows by id; the ciphertexts of a page still to re-seal are replaced in
+//   one short transaction, with no network call in it, and the event loop is given back between pages.
 // - Resumable: nothing records progress; a restarted walk finds only what is still to re-seal.
 // - Safe with two processes: a row is replaced only if it still holds the ciphertext that was read, so
 //   two processes re-sealing alike write once, and a secret rewritten meanwhile (an update, a delete)
@@ -26,7 +26,7 @@ export interface ResealDeps {
   /** Repositories outside any transaction, for the reads and the organizations' keys. */
   repos: Repositories;
   transaction: <T>(fn: (repos: Repositories) => Promise<T>) => Promise<T>;
-  batchSize?: number;
+  pageSize?: number;
   now?: () => number;
   log?: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
 }
@@ -64,10 +64,11 @@ export class Resealer {
     for (const at of ORGANIZATION_SEALED_COLUMNS) {
       let after = '';
       while (!this.stopped) {
-        const rows = await this.deps.repos.sealedColumns.batch(at, FIRST_FORMAT_PREFIXES, after, this.deps.batchSize ?? 100);
-        if (rows.length === 0) break;
-        after = rows[rows.length - 1].id;
-        await this.batch(at, rows, outcome);
+        const page = await this.deps.repos.sealedColumns.page(at, after, this.deps.pageSize ?? 500);
+        if (page.length === 0) break;
+        after = page[page.length - 1].id;
+        const rows = page.filter((r): r is typeof r & { sealed: string } => r.sealed !== null && FIRST_FORMAT_PREFIXES.some((p) => r.sealed!.startsWith(p)));
+        if (rows.length > 0) await this.batch(at, rows, outcome);
         await yieldToLoop();
       }
     }

@@ -1,6 +1,6 @@
 // Every column that holds an organization's secret sealed by the barrier (docs/secrets.md "At rest"):
 // the list the in-place re-sealing walks, so that each such secret ends under its organization's key
-// in the current additional-data format. SQL for reading them in bounded batches and replacing one
+// in the current additional-data format. SQL for reading them in bounded pages and replacing one
 // value only if it is still the one read (two processes re-sealing the same row: one write wins, the
 // other changes nothing).
 import { sql, type Kysely } from 'kysely';
@@ -24,22 +24,21 @@ export type SealedColumn = (typeof ORGANIZATION_SEALED_COLUMNS)[number];
 export interface SealedValueRow {
   id: string;
   organization_id: string;
-  sealed: string;
+  sealed: string | null;
 }
 
 export class SealedColumnsRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * Up to `limit` rows after `afterId` (by id, so a walk is resumable and visits each row once) whose
-   * value starts with one of `prefixes`: the ciphertexts still to re-seal.
+   * The next `limit` rows after `afterId`, by primary key: each read is bounded whatever the table's
+   * size and however few of its values are still to re-seal (a filter in SQL would scan the whole
+   * table in one statement when none is), and the walk visits each row once.
    */
-  async batch(at: SealedColumn, prefixes: readonly string[], afterId: string, limit: number): Promise<SealedValueRow[]> {
-    const column = sql.ref(at.column);
-    const matches = sql.join(prefixes.map((p) => sql`${column} LIKE ${`${p}%`}`), sql` OR `);
+  async page(at: SealedColumn, afterId: string, limit: number): Promise<SealedValueRow[]> {
     const { rows } = await sql<SealedValueRow>`
-      SELECT id, organization_id, ${column} AS sealed FROM ${sql.table(at.table)}
-      WHERE id > ${afterId} AND (${matches}) ORDER BY id LIMIT ${limit}`.execute(this.db);
+      SELECT id, organization_id, ${sql.ref(at.column)} AS sealed FROM ${sql.table(at.table)}
+      WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`.execute(this.db);
     return rows;
   }
 
