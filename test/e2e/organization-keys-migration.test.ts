@@ -4,7 +4,8 @@
 // kind: wallet and account keys, a private key, an imported secret, import targets, an OTP target, an
 // OAuth2 client secret, and a waiting activity's parameters (an import bundle). Its rows are put back
 // as a deployment older than per-organization keys sealed them (under the deployment's key); a
-// restarted Sigil re-seals them in the background under the organization's key. Read raw, from the
+// restarted Sigil re-seals them in the background under the organization's key (on PostgreSQL, two
+// processes at once, each secret written once). Read raw, from the
 // database: before the deletion each row opens with a key the database holds; after it, no row
 // (as a backup would keep it) opens with any key a copy of the database holds, while the same rows
 // as they were before re-sealing still would: what the migration takes away.
@@ -15,7 +16,7 @@ import { encryptOauth2ClientSecret, encryptSecretToBundle, encryptWalletToBundle
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { mnemonicToAccount } from 'viem/accounts';
-import { runSigil, serve, startSigil, terminate, type SigilInstance } from '../helpers/sigil.js';
+import { runSigil, serve, startSigil, terminate, testDatabaseUrl, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient } from '../helpers/clients.js';
 import { execSql } from '../helpers/db-snapshot.js';
 import { smtpEnv, startInbox } from '../helpers/mail.js';
@@ -131,10 +132,15 @@ describe('existing deployments migrate to per-organization keys in place', () =>
     const old = await rawSecretsOf(sigil, sub.id);
     for (const r of old) expect(r.sealed).toMatch(/^v1:/);
 
-    // Restarted, Sigil re-seals them in the background; wait (bounded) until none is left.
-    const restarted = serve(sigil.dataDir, sigil.env);
-    cleanups.push(() => terminate(restarted.child));
-    sigil = { ...sigil, ...(await restarted.ready), process: restarted.child };
+    // Restarted, Sigil re-seals them in the background; wait (bounded) until none is left. On
+    // PostgreSQL two processes start at once and walk the same rows.
+    // Logged at info: the walk's outcome, read below.
+    const env = { ...sigil.env, SIGIL_LOG_LEVEL: 'info' };
+    const restarts = [serve(sigil.dataDir, env), ...(testDatabaseUrl() ? [serve(sigil.dataDir, env)] : [])];
+    for (const r of restarts) cleanups.push(() => terminate(r.child));
+    const [restarted] = restarts;
+    const ready = await Promise.all(restarts.map((r) => r.ready));
+    sigil = { ...sigil, ...ready[0], process: restarted.child };
     let migrated: RawSecret[] = [];
     for (let i = 0; i < 600; i++) {
       migrated = [...(await rawSecretsOf(sigil, sub.id)), ...(await rawSecretsOf(sigil, sigil.root.organizationId))];
@@ -142,6 +148,16 @@ describe('existing deployments migrate to per-organization keys in place', () =>
       await new Promise((r) => setTimeout(r, 100));
     }
     const [{ key_id: newKeyId }] = await execSql(sigil, 'SELECT key_id FROM organization_keys WHERE organization_id = ?', [sub.id]);
+    // Each secret was re-sealed once, by one process or the other, and none was left unopened.
+    for (const r of restarts) await terminate(r.child);
+    const outcomes = restarts.flatMap((r) =>
+      r.stderr().split('\n').filter((l) => l.includes('"reseal"')).map((l) => JSON.parse(l).reseal as { resealed: number; unopenable: number }),
+    );
+    expect(outcomes.reduce((n, o) => n + o.resealed, 0)).toBe(current.length + parentRows.length);
+    expect(outcomes.every((o) => o.unopenable === 0)).toBe(true);
+    const again = serve(sigil.dataDir, sigil.env);
+    cleanups.push(() => terminate(again.child));
+    sigil = { ...sigil, ...(await again.ready), process: again.child };
     const subRows = migrated.filter((r) => r.organizationId === sub.id);
     expect(kinds(subRows)).toEqual(EVERY_KIND);
     for (const r of subRows) expect(r.sealed, `${r.at.table}.${r.at.column}`).toMatch(new RegExp(`^v3:${sub.id}\\.${newKeyId}:`));
