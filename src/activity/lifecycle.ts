@@ -9,6 +9,7 @@ import { release, type Reservation } from '../domain/keys/velocity-limits.js';
 import type { ActivityContext, OperationContext, Services } from '../domain/context.js';
 import { endpointsFor, type EventEndpoint } from '../domain/governance/webhooks.js';
 import { newId } from '../domain/ids.js';
+import { sealForOrganization } from '../domain/keys/organization-keys.js';
 import { SigilError, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding } from '../operations/registry.js';
@@ -294,7 +295,8 @@ export class ActivityLifecycle {
   /** Recorded waiting, its parameters sealed to its row; a wait for authenticators gives its velocity counts back (the approval that completes it measures again). */
   private async recordWaiting(a: NewActivity, status: string): Promise<void> {
     a.row.status = status;
-    a.row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(a.s.params)), PENDING_AT(a.row.id));
+    // Sealed with the organization's key: its waiting parameters (an import bundle, say) are shredded with it.
+    a.row.pending_parameters = await sealForOrganization(this.deps.services.barrier, this.deps.store.repos, a.row.organization_id, a.row.created_at, Buffer.from(JSON.stringify(a.s.params)), PENDING_AT(a.row.id));
     await this.deps.store.commitRecords(this.recordsOf(a));
     if (status === ActivityStatus.AUTHENTICATORS_NEEDED) await this.giveBack(a);
   }

@@ -11,6 +11,7 @@ import { includedInConsensus, loaderOf, type DecisionInput, type Loaded } from '
 import { PENDING_AT, voteOf } from './recording.js';
 import { submitterOf } from './submitter.js';
 import type { Caller } from '../domain/context.js';
+import { openForOrganization } from '../domain/keys/organization-keys.js';
 
 /** An activity type's operation: its declaration and how its type value binds to it. */
 export interface Operation {
@@ -30,8 +31,8 @@ export class WaitingActivities {
   ) {}
 
   /** The parameters a waiting activity was submitted with (sealed while it waits). */
-  parametersOf(target: ActivityRow): Record<string, unknown> {
-    return JSON.parse(this.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
+  async parametersOf(repos: Repositories, target: ActivityRow): Promise<Record<string, unknown>> {
+    return JSON.parse((await openForOrganization(this.barrier, repos, target.organization_id, target.pending_parameters!, PENDING_AT(target.id))).toString('utf8'));
   }
 
   /**
@@ -39,7 +40,7 @@ export class WaitingActivities {
    * far; its target is `loaded` when given (a vote loads it before its transaction), else loaded on use.
    */
   async input(repos: Repositories, target: ActivityRow, decl: ActivityDeclaration, base: Omit<OperationContext, 'repos'>, votes: VoteRow[], loaded?: Loaded): Promise<WaitingInput> {
-    const params = this.parametersOf(target);
+    const params = await this.parametersOf(repos, target);
     const submitter = await submitterOf(repos, target, votes);
     const hookContext = { ...base, caller: submitter, repos };
     return { repos, decl, type: target.type, org: base.organization, submitter, params, votes, now: base.now, hookContext, loaded: loaded ?? loaderOf(decl, hookContext, params) };

@@ -9,6 +9,7 @@ import { WaitingActivities } from '../activity/waiting.js';
 import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
+import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
@@ -119,6 +120,14 @@ export async function openServing({ config, logger, sink, store, deployment, por
     destinations: webhookDestinations,
     settings: config.webhooks,
     log: (fields, message) => logger.warn(fields, message),
+  });
+  // Secrets sealed before per-organization keys, or in the first additional-data format, are sealed
+  // again under their organization's key, in the background (docs/operator-guide.md "Custody").
+  const resealer = new Resealer({
+    barrier: deployment.barrier,
+    repos: store.background,
+    transaction: (fn) => store.transaction(fn),
+    log: (level, fields, message) => logger[level](fields, message),
   });
   const registry = new Registry();
   registry.compileSchemas();
@@ -278,6 +287,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
       logger.info({ store: store.dialect, location: store.location }, 'sigil started');
       services.broadcasting?.start();
       services.solanaSends?.start();
+      resealer.start();
     },
     close: async (timeoutMs, onDrained) => {
       // Stop accepting, let in-flight requests finish; the database stays open.
@@ -287,6 +297,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
       await services.solanaSends?.stop();
       // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
       await dispatcher.stop();
+      await resealer.stop();
       // The stream's last entries get their checkpoint while the key that signs it is still here.
       await store.checkpoint().catch(() => undefined);
       return drained;

@@ -36,7 +36,7 @@ export interface Config {
   auditSinkFile: string | undefined;
   /** An HTTP endpoint every checkpoint is POSTed to as JSON (SIGIL_AUDIT_SINK_HTTP). */
   auditSinkHttp: string | undefined;
-  /** A syslog server every checkpoint is sent to as an RFC 5424 message (SIGIL_AUDIT_SINK_SYSLOG, udp://host:port). */
+  /** A syslog server every checkpoint is sent to as an RFC 5424 message (SIGIL_AUDIT_SINK_SYSLOG, udp://host:port or tcp://host:port). */
   auditSinkSyslog: string | undefined;
   /** A checkpoint once this many audit entries are written, besides every 5 s (SIGIL_AUDIT_CHECKPOINT_ENTRIES; 0: time only). */
   auditCheckpointEntries: number;
