@@ -59,10 +59,14 @@ function callObject(c: EvmSimulationCall): Record<string, unknown> {
   return out;
 }
 
-/** Whether the node said it has no such method (JSON-RPC -32601, or words to that effect). */
+/**
+ * Whether the node cannot answer this request with eth_simulateV1: it has no such method (JSON-RPC
+ * -32601, or words to that effect), or refuses the request's shape (-32602: anvil 1.7 builds no
+ * simulated contract creation), where debug_traceCall may still answer.
+ */
 function lacksMethod(err: unknown): boolean {
   if (!(err instanceof EvmRpcError)) return false;
-  return err.code === -32601 || err.code === -32004 || /not (found|supported|available|implemented)|unknown method|does not exist/i.test(err.message);
+  return err.code === -32601 || err.code === -32602 || err.code === -32004 || /not (found|supported|available|implemented)|unknown method|does not exist/i.test(err.message);
 }
 
 /** Simulates `call` at the latest block within `timeoutMs`; a failure throws (EvmRpcError, EvmSimulationTimeout). */
