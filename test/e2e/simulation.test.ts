@@ -181,6 +181,18 @@ describe('simulation before approval, checked against the mined transaction', ()
     expect(await chain.getCode({ address: expected })).toBe(ERC20_RUNTIME);
   });
 
+  it('a waiting eth_send_transaction shows its simulation as its decoded view', async () => {
+    const bob = waitingSdkServerClient(sigil, bobKey);
+    const data = encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [CAROL, 42n * E18] });
+    const sent = await bob.ethSendTransaction({ from, caip2: `eip155:${anvil.chainId}`, calls: [{ to: TKN, data }] } as never);
+    const { activity } = (await sdkServerClient(sigil).getActivity({ activityId: (sent as any).activity.id })) as { activity: any };
+    expect(activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    expect(activity.decodedView.simulation.transfers).toEqual([{ asset: tkn, from, to: CAROL, amount: (42n * E18).toString() }]);
+    expect(activity.decodedView.summary).toMatch(/^sends 42 TKN from /);
+    // Rejected: it never takes a nonce, so the next transactions' stay in order.
+    await sdkServerClient(sigil).rejectActivity({ fingerprint: activity.fingerprint });
+  });
+
   it('a revert, with the reason Error(string) gives, as the mined transaction reverts', async () => {
     const activity = await submitAsBob(unsigned({ to: TKN, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 10n ** 30n] }) }));
     const sim = activity.decodedView.simulation;
