@@ -114,6 +114,11 @@ const DECIMALS = '0x313ce567';
 export async function tokenMetadataCalls(rpc: EvmRpc, contracts: string[], block: bigint, timeoutMs: number): Promise<Map<string, { symbol?: string; decimals?: string }>> {
   const deadline = Date.now() + timeoutMs;
   const ask = (to: string, data: string) => by(rpc.call({ from: '0x0000000000000000000000000000000000000000', to, data }, block), deadline, timeoutMs).catch(() => undefined);
-  const answers = await Promise.all(contracts.map(async (c) => [c, { symbol: await ask(c, SYMBOL), decimals: await ask(c, DECIMALS) }] as const));
+  const answers = await Promise.all(
+    contracts.map(async (c) => {
+      const [symbol, decimals] = await Promise.all([ask(c, SYMBOL), ask(c, DECIMALS)]);
+      return [c, { symbol, decimals }] as const;
+    }),
+  );
   return new Map(answers);
 }

@@ -8,6 +8,8 @@
 // denies a token outflow hidden behind a proxy's delegatecall that a calldata policy (eth.tx.to)
 // allows; a chain without an RPC is NOT_SIMULATED, and a policy reading simulation.* then refuses.
 // A second Sigil asks the node with debug_traceCall instead of eth_simulateV1 and must agree.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createTestClient, encodeFunctionData, getAddress, getContractAddress, http, parseAbi, parseEther, serializeTransaction, type Hex } from 'viem';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
@@ -48,10 +50,19 @@ let from: Hex;
 let bobKey: KeyPair;
 let chain: ReturnType<typeof createPublicClient>;
 let nonce = 0;
+/** A "node" that accepts connections and never answers: its chain's simulations time out. */
+let silent: Server;
+const SILENT_CHAIN = 8453;
 
 beforeAll(async () => {
   anvil = await startAnvil();
-  sigil = await startSigil({ [`SIGIL_EVM_RPC_${anvil.chainId}`]: anvil.url });
+  silent = createServer(() => undefined);
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  sigil = await startSigil({
+    [`SIGIL_EVM_RPC_${anvil.chainId}`]: anvil.url,
+    [`SIGIL_EVM_RPC_${SILENT_CHAIN}`]: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+    SIGIL_EVM_SIMULATION_TIMEOUT_MS: '2000',
+  });
   chain = createPublicClient({ transport: http(anvil.url) });
   const root = sdkServerClient(sigil);
   const w = await root.createWallet({
@@ -83,6 +94,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await sigil?.stop();
   await anvil?.stop();
+  silent?.closeAllConnections();
+  await new Promise((r) => silent?.close(r));
 });
 
 /** An unsigned EIP-1559 transaction from the wallet, on anvil's chain unless told. */
@@ -234,10 +247,16 @@ describe('policies on the simulation', () => {
     // A chain with no RPC: not simulated, said so, and the policy reading simulation.* refuses.
     const elsewhere = unsigned({ to: TKN, chainId: 1, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 1n] }) });
     await expect(bob.signTransaction({ signWith: from, unsignedTransaction: elsewhere, type: 'TRANSACTION_TYPE_ETHEREUM' })).rejects.toThrow(/reads simulation.\*, and this transaction.s simulation is NOT_SIMULATED: no RPC is configured for eip155:1 \(SIGIL_EVM_RPC_1/);
+    // A node that does not answer in time: FAILED, and the policy refuses the same way.
+    const stalled = unsigned({ to: TKN, chainId: SILENT_CHAIN, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 1n] }) });
+    await expect(bob.signTransaction({ signWith: from, unsignedTransaction: stalled, type: 'TRANSACTION_TYPE_ETHEREUM' })).rejects.toThrow(/simulation is FAILED: the simulation on eip155:8453 failed: the chain's node did not answer the simulation within 2000 ms/);
     await root.deletePolicy({ policyId: deny.policyId });
     await root.deletePolicy({ policyId: calldata.policyId });
     const unsimulated = await submitAsBob(unsigned({ to: TKN, chainId: 1, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 1n] }) }));
     expect(unsimulated.decodedView.simulation).toMatchObject({ status: 'NOT_SIMULATED', reason: expect.stringMatching(/no RPC/) });
+    // Without a policy on it, a failed simulation is recorded and shown; the activity waits as any other.
+    const failed = await submitAsBob(unsigned({ to: TKN, chainId: SILENT_CHAIN, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 1n] }) }));
+    expect(failed.decodedView.simulation).toMatchObject({ status: 'FAILED', chain: 'ethereum', network: String(SILENT_CHAIN), reason: expect.stringMatching(/did not answer the simulation within 2000 ms/) });
   });
 
   it('a node asked with debug_traceCall (callTracer) sees the same delegatecalled outflow', async () => {
