@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createTestClient, encodeFunctionData, getAddress, getContractAddress, http, parseAbi, parseEther, serializeTransaction, type Hex } from 'viem';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
-import { newKey, sdkServerClient, waitingSdkServerClient, type KeyPair } from '../helpers/clients.js';
+import { httpClient, newKey, sdkServerClient, waitingSdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
 import { ERC20_RUNTIME, ERC721_RUNTIME, MODULE_RUNTIME, PROXY_RUNTIME, deployCode } from '../helpers/evm-contracts.js';
 
@@ -257,6 +257,35 @@ describe('policies on the simulation', () => {
     // Without a policy on it, a failed simulation is recorded and shown; the activity waits as any other.
     const failed = await submitAsBob(unsigned({ to: TKN, chainId: SILENT_CHAIN, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [ALICE, 1n] }) }));
     expect(failed.decodedView.simulation).toMatchObject({ status: 'FAILED', chain: 'ethereum', network: String(SILENT_CHAIN), reason: expect.stringMatching(/did not answer the simulation within 2000 ms/) });
+  });
+
+  it('a velocity control on the token counts the outflow the simulation shows, whatever the calldata says', async () => {
+    const root = sdkServerClient(sigil);
+    const calldata = await root.createPolicy({ policyName: 'bob may call the proxy', effect: 'EFFECT_ALLOW', condition: `eth.tx.to == '${PROXY}'`, notes: '' });
+    const control = await httpClient(sigil).createVelocityControl({
+      type: 'ACTIVITY_TYPE_CREATE_VELOCITY_CONTROL',
+      timestampMs: String(Date.now()),
+      organizationId: sigil.root.organizationId,
+      parameters: {
+        name: 'tkn',
+        identifier: 'tkn',
+        dataSource: { chainAssetTransfer: { definition: [{ caip19: `eip155:${anvil.chainId}/erc20:${TKN}`, decimals: '18' }] } },
+        aggregation: { method: 'VELOCITY_CONTROL_AGGREGATION_METHOD_SUM', operator: 'VELOCITY_CONTROL_AGGREGATION_OPERATOR_LESS_THAN_OR_EQUAL', threshold: '1000', window: { infinite: {} }, groupBy: { wallet: {} } },
+      },
+    } as never);
+    const limit = await root.createPolicy({ policyName: 'at most 1,000 TKN', effect: 'EFFECT_DENY', condition: '!controls.tkn', notes: '' });
+    const bob = sdkServerClient(sigil, bobKey);
+    try {
+      // 600 fits; 600 more would not: the calldata names only the proxy, the simulation the token.
+      const first = await bob.signTransaction({ signWith: from, unsignedTransaction: disguised(600n * E18), type: 'TRANSACTION_TYPE_ETHEREUM' });
+      expect(first.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+      await expect(bob.signTransaction({ signWith: from, unsignedTransaction: disguised(600n * E18), type: 'TRANSACTION_TYPE_ETHEREUM' })).rejects.toThrow(/denied/);
+    } finally {
+      await root.deletePolicy({ policyId: limit.policyId });
+      await root.deletePolicy({ policyId: calldata.policyId });
+      const velocityControlId = (control.activity.result as any).createVelocityControlResult.velocityControlId;
+      await httpClient(sigil).deleteVelocityControl({ type: 'ACTIVITY_TYPE_DELETE_VELOCITY_CONTROL', timestampMs: String(Date.now()), organizationId: sigil.root.organizationId, parameters: { velocityControlId } } as never);
+    }
   });
 
   it('a node asked with debug_traceCall (callTracer) sees the same delegatecalled outflow', async () => {
