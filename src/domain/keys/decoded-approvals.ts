@@ -29,7 +29,7 @@ import type { ActivityRow, Repositories, VoteRow } from '../../store/index.js';
 import { ETHEREUM_INTERFACE, parsedAbiOf } from './contract-interfaces.js';
 import { signingTargetKeywords } from '../governance/policy-context.js';
 import { resolveSigningTarget } from './signing.js';
-import { simulationSection, simulationSummary, type AssetChanges } from './simulation.js';
+import { simulationSection, type AssetChanges } from './simulation.js';
 import { formatAmount } from './velocity-controls.js';
 import { normalBitcoinAddress, ownAddresses } from './velocity-limits.js';
 
@@ -608,14 +608,13 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
  */
 export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: ActivityRow, votes: VoteRow[]): Promise<Record<string, unknown> | undefined> {
   const member = Object.values(JSON.parse(row.intent) as Record<string, SigningIntent>)[0];
+  // A send (eth_send_transaction) names calls, not a transaction: it has no view (its simulation is
+  // recorded and judged, but a view needs the payload whose digest the dashboard checks).
+  if (!member || typeof member !== 'object' || (member.unsignedTransaction === undefined && member.payload === undefined && member.payloads === undefined)) return undefined;
   const recorded = row.simulation ? (JSON.parse(row.simulation) as AssetChanges) : undefined;
-  const signs = member && typeof member === 'object' && (member.unsignedTransaction !== undefined || member.payload !== undefined || member.payloads !== undefined);
-  if (!signs && !recorded) return undefined;
   // The consensus matters while votes are still cast; a decided activity's evaluations are in
   // get_policy_evaluations, and skipping them keeps a page of list_activities to the decoding's reads.
   const consensus = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' ? await consensusOf(repos, row, votes) : undefined;
-  // A send (eth_send_transaction) has no unsigned transaction in its intent: its view is its simulation.
-  if (!signs) return { ...simulatedView(recorded!), ...(consensus ? { consensus } : {}) };
   try {
     const target = member.signWith ? await resolveSigningTarget(repos, barrier, row.organization_id, member.signWith).catch(() => undefined) : undefined;
     const sources: DecodeSources = {
@@ -650,8 +649,3 @@ function withSimulation(view: DecodedView, recorded: AssetChanges | undefined): 
 }
 
 const NOT_SIMULATED: Omit<AssetChanges, 'chain'> = { status: 'NOT_SIMULATED', network: '', reverted: false, transfers: [], approvals: [], balanceChanges: [], deployments: [], delegations: [] };
-
-/** The view of a send, whose intent names calls rather than a transaction: what its simulation says. */
-function simulatedView(simulation: AssetChanges): DecodedView & { simulation: AssetChanges } {
-  return { format: 'ETHEREUM_TRANSACTION', summary: simulationSummary(simulation), flags: [], digests: [], sections: [simulationSection(simulation)], simulation };
-}
