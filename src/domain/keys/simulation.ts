@@ -165,7 +165,8 @@ export class EvmSimulator implements TransactionSimulator {
       const raw = contracts.length > 0 ? await tokenMetadataCalls(rpc, contracts, answer.block, remaining) : new Map();
       const tokens = new Map([...raw].map(([c, r]) => [c, { symbol: decodeSymbol(r.symbol), decimals: decodeDecimals(r.decimals) }]));
       const named = nameAssets(moved, tokens, { symbol: 'ETH', decimals: 18 });
-      const own = await ownAddressesAmong(request, from, named.transfers);
+      const others = named.transfers.flatMap((t) => [t.from, t.to]).map((a) => a.toLowerCase()).filter((a) => a !== from);
+      const own = new Set([from, ...(await heldAmong(request, others, toChecksumAddress))].map((a) => a.toLowerCase()));
       return {
         status: 'SIMULATED',
         chain: 'ethereum',
@@ -187,20 +188,20 @@ export class EvmSimulator implements TransactionSimulator {
 }
 
 /**
- * The addresses among the transfers that the organization holds: the signer, and any other that is
- * one of its wallet accounts or private keys (looked up by its EIP-55 form, as they are stored).
+ * The addresses among `candidates` that the organization holds (one of its wallet accounts or private
+ * keys), for any chain: `stored` gives the form addresses are stored in (EIP-55 for Ethereum; the
+ * address itself for base58 chains). At most MAX_OWN_LOOKUPS distinct candidates are looked up.
  */
-async function ownAddressesAmong(request: SimulationRequest, signer: string, transfers: SimulatedTransfer[]): Promise<Set<string>> {
-  const own = new Set<string>([signer]);
-  const others = [...new Set(transfers.flatMap((t) => [t.from, t.to]).map((a) => a.toLowerCase()))].filter((a) => a !== signer).slice(0, MAX_OWN_LOOKUPS);
-  await Promise.all(
-    others.map(async (a) => {
-      const address = toChecksumAddress(a);
+export async function heldAmong(request: Pick<SimulationRequest, 'repos' | 'organizationId'>, candidates: string[], stored: (address: string) => string = (a) => a): Promise<string[]> {
+  const distinct = [...new Set(candidates)].slice(0, MAX_OWN_LOOKUPS);
+  const held = await Promise.all(
+    distinct.map(async (a) => {
+      const address = stored(a);
       const [accounts, keys] = await Promise.all([request.repos.wallets.accountsByAddress(request.organizationId, address), request.repos.privateKeys.findByAddress(request.organizationId, address)]);
-      if (accounts.length > 0 || keys.length > 0) own.add(a);
+      return accounts.length > 0 || keys.length > 0 ? a : undefined;
     }),
   );
-  return own;
+  return held.filter((a): a is string => a !== undefined);
 }
 
 // ------------------------------------------------------------------------------ what policies read
