@@ -96,6 +96,7 @@ function newRow(s: Submission, status: string, intent: unknown, result: string |
     failure: null,
     pending_parameters: null,
     app_proofs: null,
+    simulation: null,
     user_id: base.caller.user.id,
     timestamp_ms: s.timestampMs,
     created_at: base.now,
@@ -265,6 +266,7 @@ export class ActivityLifecycle {
   private async record(a: NewActivity): Promise<void> {
     const { s } = a;
     const { store } = this.deps;
+    await this.recordSimulation(a);
     const waiting = this.waitsFor(a);
     if (waiting) return this.recordWaiting(a, waiting);
     if (s.decl.prepare) {
@@ -290,6 +292,17 @@ export class ActivityLifecycle {
       await repos.activities.finish(a.row.id, { status: a.row.status, result: a.row.result, appProofs: a.row.app_proofs }, s.base.now);
       await appendOutcome(repos, this.recordsOf(a));
     });
+  }
+
+  /**
+   * The simulation of its target, kept in its row when one ran (docs/policies.md "Simulation before
+   * approval"): approvers see what it was simulated to do when it was submitted, at which block.
+   */
+  private async recordSimulation(a: NewActivity): Promise<void> {
+    const of = a.s.decl.simulation;
+    if (!of) return;
+    const simulation = of(await a.loaded());
+    if (simulation && simulation.status !== 'NOT_SIMULATED') a.row.simulation = JSON.stringify(simulation);
   }
 
   /** Recorded waiting, its parameters sealed to its row; a wait for authenticators gives its velocity counts back (the approval that completes it measures again). */

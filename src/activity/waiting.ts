@@ -56,7 +56,8 @@ export class WaitingActivities {
     if (!operation || !target.pending_parameters || ctx.caller.organizationId !== target.organization_id) return false;
     // Reads never ask a chain's node: an activity whose target needs it (a send) keeps the record's
     // own canApprove, and the vote itself is judged in full.
-    if (operation.decl.loadCallsNode) return true;
+    const callsNode = operation.decl.loadCallsNode;
+    if (callsNode === true || (typeof callsNode === 'function' && callsNode(ctx, this.parametersOf(target)))) return true;
     try {
       const input = await this.input(ctx.repos, target, operation.decl, ctx, votes);
       return await includedInConsensus({ ...input, voter: voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now) });

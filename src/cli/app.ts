@@ -8,6 +8,7 @@ import { ActivityRecords } from '../activity/reader.js';
 import { WaitingActivities } from '../activity/waiting.js';
 import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
+import { EvmSimulator, TransactionSimulators } from '../domain/keys/simulation.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
 import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
@@ -174,6 +175,20 @@ export async function openServing({ config, logger, sink, store, deployment, por
       wake: () => dispatcher.wake(),
     },
   };
+  // Simulation before approval (docs/policies.md "Simulation before approval"): one simulator per
+  // transaction type; the Solana one registers here the same way.
+  services.simulators = new TransactionSimulators();
+  if (config.evmSimulationMethod !== 'off') {
+    services.simulators.register(
+      new EvmSimulator({
+        rpcUrls: config.evmRpcUrls,
+        rpcSetting: evmRpcSetting,
+        rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
+        timeoutMs: config.evmSimulationTimeoutMs,
+        method: config.evmSimulationMethod,
+      }),
+    );
+  }
   // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the EVM sends' table and recorder.
   services.solanaSends = new SolanaSends({
     repos: store.repos,
