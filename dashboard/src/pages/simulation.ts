@@ -56,7 +56,7 @@ function when(iso?: string): string {
 }
 
 /** The lines of a simulation that ran. */
-function effects(sim: SimulationView, ours: Set<string>): Line[] {
+function effects(sim: SimulationView, ours: { has(address: string): boolean }): Line[] {
   const chain = sim.chain;
   const lines: Line[] = [];
   if (sim.reverted) lines.push(['Reverts: ', sim.revertReason || 'no reason given', '. Nothing it would move moves, but the fee is still paid.']);
@@ -92,7 +92,10 @@ export function simulationPanel(sim: SimulationView | undefined): HTMLElement | 
       h('p', { className: 'hint' }, 'What this transaction does has not been checked against the chain; only what it says is shown above.'),
     );
   }
-  const ours = new Set((sim.balanceChanges ?? []).map((b) => b.address));
+  // The organization's addresses are those with a net change; EVM addresses compare without their checksum case.
+  const key = (a: string) => (sim.chain === 'ethereum' ? a.toLowerCase() : a);
+  const held = new Set((sim.balanceChanges ?? []).map((b) => key(b.address)));
+  const ours = { has: (a: string) => held.has(key(a)) };
   const lines = effects(sim, ours);
   const list = lines.length
     ? h('ul', { className: 'simulation-effects' }, lines.map((l, i) => h('li', { className: i === 0 && sim.reverted ? 'simulation-reverted' : '' }, ...l)))
