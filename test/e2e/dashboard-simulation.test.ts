@@ -121,7 +121,7 @@ describe('the approval card shows what a transaction does', () => {
   });
 
   it('a revert is said first, with its reason', async () => {
-    expect(await lines('reverts')).toEqual(['Reverts: execution reverted: ERC20: transfer amount exceeds balance. Nothing it would move moves, but the fee is still paid.']);
+    expect(await lines('reverts')).toEqual(['Reverts: execution reverted: ERC20: transfer amount exceeds balance. If sent, it fails and only the fee is paid.']);
     expect(await card('reverts').locator('.simulation-reverted').count()).toBe(1);
     await shoot(page, 'simulation-reverts-card', () => page.locator('[data-fixture="reverts"]'));
   });

@@ -59,7 +59,7 @@ function when(iso?: string): string {
 function effects(sim: SimulationView, ours: { has(address: string): boolean }): Line[] {
   const chain = sim.chain;
   const lines: Line[] = [];
-  if (sim.reverted) lines.push(['Reverts: ', sim.revertReason || 'no reason given', '. Nothing it would move moves, but the fee is still paid.']);
+  if (sim.reverted) lines.push(['Reverts: ', sim.revertReason || 'no reason given', '. If sent, it fails and only the fee is paid.']);
   for (const t of sim.transfers ?? []) {
     const amount = amountOf(t.amount, t.asset, chain);
     if (ours.has(t.from)) lines.push([`This sends ${amount} from your wallet `, mono(t.from), ' to ', mono(t.to)]);
