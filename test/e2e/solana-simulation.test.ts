@@ -4,10 +4,23 @@
 // @solana/spl-token, as a client leaves it for Sigil, simulated, then really signed and sent; what the
 // simulation said is checked against what web3.js and spl-token read from the accounts after the
 // send: SOL deltas (fee and rent included), SPL Token and Token-2022 balance deltas, the delegate an
-// Approve grants, a transfer that fails on chain reported as reverted with the program's reason, and
-// an unreachable node reported as a FAILED simulation, never as "nothing happens".
+// Approve grants, a recipient loaded through an address lookup table, a transfer that fails on chain
+// reported as reverted with the program’s reason, and an unreachable node reported as a FAILED
+// simulation, never as "nothing happens".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import {
+  AddressLookupTableAccount,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionMessage,
+  VersionedTransaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import { address, lamports } from '@solana/kit';
 import {
   MINT_SIZE,
   TOKEN_2022_PROGRAM_ID,
@@ -31,6 +44,7 @@ const NETWORK = 'solana:devnet';
 const NO_BLOCKHASH = PublicKey.default.toBase58();
 const U64_MAX = (1n << 64n) - 1n;
 const DECIMALS = 6;
+const LAMPORTS_PER_SOL_BIG = BigInt(LAMPORTS_PER_SOL);
 
 let node: SolanaNode;
 let connection: Connection;
@@ -142,6 +156,34 @@ describe('Solana simulation before approval', () => {
       ]);
     });
   }
+
+  it('a v0 transaction whose recipient comes from an address lookup table: the table is read and the recipient counted', async () => {
+    const recipient = Keypair.generate().publicKey;
+    const table = Keypair.generate().publicKey;
+    // An active lookup table holding the recipient (header: type 1, never deactivated, extended at
+    // slot 0, an authority), written straight into the runtime, then a slot later so it is usable.
+    const header = Buffer.alloc(56);
+    header.writeUInt32LE(1, 0);
+    header.writeBigUInt64LE(U64_MAX, 4);
+    header[21] = 1;
+    payer.publicKey.toBuffer().copy(header, 22);
+    const data = new Uint8Array(Buffer.concat([header, recipient.toBuffer()]));
+    node.svm.setAccount({ address: address(table.toBase58()), lamports: lamports(LAMPORTS_PER_SOL_BIG), programAddress: address('AddressLookupTab1e1111111111111111111111111'), data, executable: false, space: BigInt(data.length) } as never);
+    node.svm.warpToSlot(node.svm.getClock().slot + 2n);
+    const lookup = new AddressLookupTableAccount({ key: table, state: { deactivationSlot: U64_MAX, lastExtendedSlot: 0, lastExtendedSlotStartIndex: 0, authority: payer.publicKey, addresses: [recipient] } });
+    const ix = [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: recipient, lamports: LAMPORTS_PER_SOL })];
+    const v0 = (recentBlockhash: string) => new VersionedTransaction(new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash, instructions: ix }).compileToV0Message([lookup]));
+    const unsignedTx = v0(NO_BLOCKHASH);
+    expect(unsignedTx.message.addressTableLookups).toHaveLength(1);
+    const sim = await simulateSolanaTransaction(rpc, parseSolanaTransaction(Buffer.from(unsignedTx.serialize()).toString('hex')), { network: NETWORK });
+
+    const signed = v0(node.svm.latestBlockhash());
+    signed.sign([payer]);
+    node.execute(signed.serialize());
+    expect(sim.status).toBe('SIMULATED');
+    expect(sim.transfers).toEqual([{ asset: { kind: 'native', symbol: 'SOL', decimals: 9 }, from: payer.publicKey.toBase58(), to: recipient.toBase58(), amount: String(LAMPORTS_PER_SOL) }]);
+    expect(changeOf(sim, recipient, 'SOL')).toBe(String(await connection.getBalance(recipient)));
+  });
 
   it('keeps balance changes for the addresses the organization holds only', async () => {
     const to = Keypair.generate().publicKey;
