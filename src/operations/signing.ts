@@ -47,6 +47,7 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature, Sign
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   load: (ctx, p) => loadTarget(ctx, p.signWith),
+  targetAddress: (p) => p.signWith,
   policyContext: async (ctx, p, target) => ({ ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
   execution: 'pure',
   execute: async (_ctx, p, target) => {
@@ -62,6 +63,7 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   load: (ctx, p) => loadTarget(ctx, p.signWith),
+  targetAddress: (p) => p.signWith,
   // Each payload is judged with its own keywords (eth.eip_712, eth.eip_7702_authorization), exactly
   // as sign_raw_payload would judge it alone; the batch is signed only when every payload may be.
   policyContext: async (ctx, p, target) => {
@@ -83,6 +85,7 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
     const target = await loadTarget(ctx, p.signWith);
     return Object.freeze({ target, parsed: Object.freeze(parseForSigning(target, p.type, p.unsignedTransaction)) });
   },
+  targetAddress: (p) => p.signWith,
   policyContext: (ctx, _p, { target, parsed }) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, parsed),
   execution: 'pure',
   execute: async (_ctx, _p, { target, parsed }) => ({ signedTransaction: signParsedTransaction(target, parsed) }),
