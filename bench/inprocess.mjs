@@ -29,7 +29,7 @@ async function child({ scenario, count, concurrency, dataDir, env, signWith: giv
   const root = JSON.parse(env.SIGIL_INPROCESS_ROOT);
   const call = async (r) => {
     const res = await app.pipeline.handle({ kind: r.path.includes('/submit/') ? 'submit' : 'query', operation: r.path.split('/').pop(), rawBody: r.body, headers: { 'x-stamp': r.stamp }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });
-    return JSON.stringify(res.body);
+    return res.json ?? JSON.stringify(res.body);
   };
   // Every process's bodies differ (their own fingerprints): its index is in each payload and name.
   const now = Date.now();

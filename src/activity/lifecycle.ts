@@ -26,9 +26,14 @@ import { WaitingActivities, type OperationOf } from './waiting.js';
 
 type Base = Omit<OperationContext, 'repos'>;
 
-/** What an answered activity request gives back: the activity record, and what the access log may show. */
+/**
+ * What an answered activity request gives back: the activity record (and, for a just-recorded one,
+ * the same as JSON text, written once, which the HTTP layer sends as it is), and what the access log
+ * may show.
+ */
 export interface ActivityResponse {
   body: { activity: unknown };
+  json?: string;
   log: { operation: string; organizationId?: string; activityId?: string; status?: string; type?: string; signatures?: number };
 }
 
@@ -330,7 +335,16 @@ export class ActivityLifecycle {
   private async answer(a: NewActivity): Promise<ActivityResponse> {
     const { s, row } = a;
     if (a.endpoints.length > 0) this.deps.services.webhooks?.wake();
-    const response = await this.respond(s.decl.path, a.answered === undefined ? row : { ...row, result: a.answered }, s, { votes: [a.vote], reads: s.reads, asVoted: a.asVoted });
+    const shown = a.answered === undefined ? row : { ...row, result: a.answered };
+    const json = `{"activity":${await this.deps.records.renderText(shown, { userId: s.base.caller.user.id }, [a.vote], s.reads, a.asVoted)}}`;
+    const response: ActivityResponse = {
+      json,
+      // Parsed only for a caller that reads the record itself (the auth proxy).
+      get body() {
+        return JSON.parse(json) as { activity: unknown };
+      },
+      log: { operation: s.decl.path, organizationId: row.organization_id, activityId: row.id, status: row.status, type: row.type },
+    };
     if (s.decl.policy.action === 'SIGN' && row.status === ActivityStatus.COMPLETED) response.log.signatures = signatureCount(row.result);
     return response;
   }

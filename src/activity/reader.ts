@@ -2,7 +2,7 @@
 // and the voters' user records.
 import { SigilError } from '../errors/errors.js';
 import type { ActivityRow, Repositories, VoteRow } from '../store/index.js';
-import { renderActivity, type UserRenderer, type Viewer } from './record.js';
+import { renderActivity, renderActivityText, type UserRenderer, type Viewer } from './record.js';
 
 /**
  * The decoded view of what an activity signs (docs/policies.md "Approving what you see"), supplied by the
@@ -81,6 +81,16 @@ export class ActivityRecords {
         viewer,
       ),
     );
+  }
+
+  /**
+   * A just-recorded activity as JSON text, exactly `JSON.stringify` of what `render` gives for it:
+   * its votes are known, and its voters' records are serialized once while the read cache keeps them.
+   */
+  async renderText(row: ActivityRow, viewer: Viewer, votes: VoteRow[], repos: Repositories = this.repos, asVoted?: Map<string, unknown>): Promise<string> {
+    const users = new Map(asVoted ?? []);
+    for (const [id, user] of await this.voters(votes.filter((v) => !users.has(v.user_id)), repos)) users.set(id, user);
+    return renderActivityText(row, votes, users, viewer);
   }
 
   async get(organizationId: string, activityId: string, viewer?: Viewer) {

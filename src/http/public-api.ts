@@ -186,7 +186,9 @@ export async function publicApiServer(opts: PublicApiOptions) {
     try {
       const res = await opts.pipeline.handle(pipelineRequest);
       log = res.log;
-      return reply.headers(pipelineRequest.responseHeaders).send(res.body);
+      reply.headers(pipelineRequest.responseHeaders);
+      // Text already written is sent as it is, with the type an object's answer gets.
+      return res.json === undefined ? reply.send(res.body) : reply.type('application/json; charset=utf-8').send(res.json);
     } catch (err) {
       const e = toSigilError(err, req.log);
       status = e.httpStatus;

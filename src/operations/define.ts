@@ -74,6 +74,13 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
    */
   load?: (ctx: OperationContext, params: P) => Promise<L>;
   /**
+   * The address `load` looks its target up by, taken from the submitted parameters before they are
+   * validated (a value that is not a string is ignored): read ahead with the request's first read
+   * when the organization is not cached (docs/design.md "The cold path (one sub-organization per end
+   * user)"), so signing for an end user no process has seen lately costs no statement of its own.
+   */
+  targetAddress?: (params: Record<string, unknown>) => unknown;
+  /**
    * `load` asks a chain's node (a send built with the node's gas, fees and nonce): reads never run
    * it, so a waiting activity's canApprove is shown without the consensus check that would need it.
    */

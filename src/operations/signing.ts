@@ -54,6 +54,7 @@ export const signRawPayloadOp = defineActivity<RawPayloadParams, Signature, Sign
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   load: (ctx, p) => loadTarget(ctx, p.signWith),
+  targetAddress: (p) => p.signWith,
   policyContext: async (ctx, p, target) => ({ ...(await signingTargetKeywords(ctx.repos, ctx.organization.id, target)), ...payloadPolicyKeywords(p.encoding, p.payload) }),
   execution: 'pure',
   execute: async (_ctx, p, target) => {
@@ -69,6 +70,7 @@ export const signRawPayloadsOp = defineActivity<Omit<RawPayloadParams, 'payload'
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: (p) => ({ hash_function: p.hashFunction, encoding: p.encoding }),
   load: (ctx, p) => loadTarget(ctx, p.signWith),
+  targetAddress: (p) => p.signWith,
   // Each payload is judged with its own keywords (eth.eip_712, eth.eip_7702_authorization), exactly
   // as sign_raw_payload would judge it alone; the batch is signed only when every payload may be.
   policyContext: async (ctx, p, target) => {
@@ -93,6 +95,7 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
     const simulation = await simulateForSigning(ctx, target, parsed);
     return Object.freeze({ target, parsed, ...(simulation ? { simulation } : {}) });
   },
+  targetAddress: (p) => p.signWith,
   loadCallsNode: (ctx, p) => transactionCallsNode(ctx, p.type, p.unsignedTransaction),
   simulation: (loaded) => loaded.simulation,
   policyContext: (ctx, _p, { target, parsed, simulation }) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, parsed, simulation),

@@ -46,6 +46,8 @@ export interface RequestIdentity {
 
 export interface PipelineResponse {
   body: unknown;
+  /** `body` as JSON text when it was written as text (a just-recorded activity): sent as it is. */
+  json?: string;
   /** What the access log may show: never parameters, stamps or secrets. */
   log: { operation: string; organizationId?: string; activityId?: string; status?: string; type?: string; signatures?: number };
 }
@@ -104,11 +106,16 @@ export class Pipeline {
     const fingerprint = decl.kind === 'activity' ? fingerprintOf(req.rawBody) : undefined;
     const timestampMs = fingerprint ? timestampOf(body) : undefined;
     // The store reads the target and its parent's cache generations with the fingerprint, and what an
-    // organization it has not cached needs in one more statement (src/store/cold-reads.ts).
+    // organization it has not cached needs (the account it signs with too) in one more statement
+    // (src/store/cold-reads.ts).
+    const parameters = body.parameters;
+    const address =
+      decl.kind === 'activity' && decl.targetAddress && parameters !== null && typeof parameters === 'object' ? decl.targetAddress(parameters as Record<string, unknown>) : undefined;
     const { repos, existing } = await this.deps.store.requestReads(
       organizationId,
       fingerprint && timestampMs !== undefined ? { organizationId, fingerprint, timestampMs } : undefined,
       stamp?.kind === 'api_key' ? stamp.publicKey : undefined,
+      typeof address === 'string' ? address : undefined,
     );
     const now = this.now();
     const { organization, caller } = await authenticate(

@@ -12,13 +12,18 @@ function over<R extends object>(repo: R, overrides: Partial<R>): R {
 }
 
 export function cachedRepositories(base: Repositories, view: CacheView): Repositories {
-  const { organizations, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls, mfaPolicies, webhooks } = base;
+  const { organizations, organizationKeys, apiKeys, ipAllowlists, policies, wallets, privateKeys, users, contractInterfaces, velocityControls, mfaPolicies, webhooks } = base;
   return {
     ...base,
     memo: (organizationId, key, load) => view.memo(organizationId, key, load),
     organizations: over(organizations, {
       get: (id: string) => view.memo(id, 'organization', () => organizations.get(id)),
       rootQuorumUserIds: (id: string) => view.memo(id, 'root-quorum', () => organizations.rootQuorumUserIds(id)),
+    }),
+    // An organization's wrapped data key never changes once stored (it is destroyed with the
+    // organization): the one kept is served; none is looked up again, since the first seal stores one.
+    organizationKeys: over(organizationKeys, {
+      get: async (id: string) => (await view.memo(id, 'organization-key', () => organizationKeys.get(id))) ?? organizationKeys.get(id),
     }),
     apiKeys: over(apiKeys, {
       // Looked up per organization so each answer is kept under the organization it belongs to.

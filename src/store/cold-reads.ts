@@ -1,21 +1,23 @@
 // The cold path's read (docs/design.md "The cold path (one sub-organization per end user)"): a
-// request from an organization this
-// process has not cached would otherwise load what authentication and policy need one statement at
-// a time (the organization, the stamp's API key and owner here and in the parent, IP allowlists,
-// policies, velocity controls, the root quorum, MFA policies, webhook endpoints, the caller's user
-// record: about fifteen round trips on PostgreSQL). This is one prepared statement that returns them all with the organization's
-// (and its parent's) cache generation, read in one snapshot; src/store/read-cache.ts keeps them under
-// the same keys the cached repositories (cached-repositories.ts) read, and only while the
-// generation they were read at is the one the request observed, so nothing is served that the hot
-// path would not have served. The cache stays bounded whatever the number of organizations.
-//
-// SQLite reads in-process, where a statement costs microseconds and no round trip: the repositories'
-// own reads stay as they are there.
-import type { RawDb } from './raw.js';
+// request from an organization this process has not cached would otherwise load what
+// authentication, policy and signing need one statement at a time (the organization, the stamp's
+// API key and owner here and in the parent, IP allowlists, policies, velocity controls, the root
+// quorum, MFA policies, webhook endpoints, the caller's user record, the account the request signs
+// with and the organization's wrapped data key: about eighteen statements). On PostgreSQL this is
+// one prepared statement that returns them all with the organization's (and its parent's) cache
+// generation, read in one snapshot; on SQLite, where a statement costs microseconds and no round
+// trip but the query builder's per-call work costs more than the statement, it is a set of
+// statements prepared once and run in one read transaction. src/store/read-cache.ts keeps the
+// values under the same keys the cached repositories (cached-repositories.ts) read, and only while
+// the generation they were read at is the one the request observed, so nothing is served that the
+// hot path would not have served. The cache stays bounded whatever the number of organizations.
+import type { RawDb, Statement } from './raw.js';
 import { statement } from './raw.js';
+import type { OrganizationKeyRow } from './repositories/organization-keys.js';
+import type { WalletAccountRow } from './repositories/wallets.js';
 import type { OrganizationRow } from './repositories/organizations.js';
 import type { ApiKeyRow } from './repositories/api-keys.js';
-import { OWNER_COLUMNS, type UserRecordRows, type UserRow } from './repositories/users.js';
+import { OWNER_COLUMNS, splitOwner, type OwnerColumns, type UserRecordRows, type UserRow } from './repositories/users.js';
 
 /** What one cold read found: the organization and, per organization, cache values by key at a generation. */
 export interface ColdReadResult {
@@ -32,7 +34,8 @@ const OWNER = `json_build_object(${OWNER_COLUMNS.map((c) => {
 
 // Each branch answers one value as JSON text, lists aggregated in the order the repository reads
 // them, so the result is the repository's own answer. $1 the organization, $2 the stamp's public key
-// ('' for a passkey stamp: no API key has it).
+// ('' for a passkey stamp: no API key has it), $3 the address the activity signs with ('' when it
+// names none: no account has it).
 const POSTGRES_COLD = statement(
   'sigil_cold_reads',
   `WITH o AS (SELECT * FROM organizations WHERE id = $1)
@@ -57,7 +60,9 @@ const POSTGRES_COLD = statement(
    UNION ALL SELECT 'root-quorum', COALESCE(json_agg(q.user_id ORDER BY q.user_id), '[]')::text FROM root_quorum_members q WHERE organization_id = $1
    UNION ALL SELECT 'mfa-policies', COALESCE(json_agg(m ORDER BY m.user_id, m.order_index), '[]')::text FROM mfa_policies m WHERE organization_id = $1
    UNION ALL SELECT 'webhook-endpoints', COALESCE(json_agg(json_build_object('id', w.id, 'organization_id', w.organization_id, 'subscriptions', w.subscriptions) ORDER BY w.created_at, w.id), '[]')::text
-     FROM webhook_endpoints w WHERE organization_id = $1 AND is_active = 1`,
+     FROM webhook_endpoints w WHERE organization_id = $1 AND is_active = 1
+   UNION ALL SELECT 'accounts', COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]')::text FROM wallet_accounts x WHERE organization_id = $1 AND address = $3
+   UNION ALL SELECT 'organization-key', row_to_json(x)::text FROM organization_keys x WHERE organization_id = $1`,
 );
 
 interface Row {
@@ -65,42 +70,172 @@ interface Row {
   v: string;
 }
 
+/** What a cold read is asked for: the organization, the stamp's API key (if one), the address it signs with (if any). */
+export interface ColdReadRequest {
+  organizationId: string;
+  publicKey?: string;
+  address?: string;
+}
+
 export interface ColdReads {
-  /** What a request from `organizationId` stamped with `publicKey` (if an API key) needs; undefined where not worth a statement. */
-  read(organizationId: string, publicKey: string | undefined): Promise<ColdReadResult | undefined>;
+  /** What the request needs; undefined where not worth reading ahead. */
+  read(request: ColdReadRequest): Promise<ColdReadResult | undefined>;
+}
+
+/** The values one cold read found, by the names the statements give them (already parsed). */
+interface Found {
+  organization?: OrganizationRow;
+  generation: number;
+  parentGeneration?: number;
+  apiKeys: { key: ApiKeyRow; user: UserRow }[];
+  parentApiKeys: { key: ApiKeyRow; user: UserRow }[];
+  userRows: UserRecordRows[];
+  ipAllowlists: unknown[];
+  policies: unknown[];
+  velocityControls: unknown[];
+  rootQuorum: string[];
+  mfaPolicies: unknown[];
+  webhookEndpoints: unknown[];
+  accounts: WalletAccountRow[];
+  organizationKey?: OrganizationKeyRow;
+}
+
+/** The cache keys and values of what was found, as the cached repositories read them. */
+function seedsOf(request: ColdReadRequest, found: Found): ColdReadResult {
+  const { organizationId, publicKey, address } = request;
+  const organization = found.organization;
+  if (!organization) return { organization: undefined, seeds: [] };
+  const values: [string, unknown][] = [
+    ['organization', organization],
+    ['policies', found.policies],
+    ['velocity-controls', found.velocityControls],
+    ['root-quorum', found.rootQuorum],
+    ['mfa-policies', found.mfaPolicies],
+    ['webhook-endpoints', found.webhookEndpoints],
+  ];
+  // A data key, once stored, never changes until its organization is deleted; none is not kept
+  // (the first seal stores one without a generation change).
+  if (found.organizationKey) values.push(['organization-key', found.organizationKey]);
+  if (address !== undefined) values.push([`accounts-by-address:${address}`, found.accounts]);
+  const seeds: ColdReadResult['seeds'] = [{ organizationId, generation: found.generation, values }];
+  if (publicKey !== undefined) {
+    values.push([`api-key:${publicKey}`, found.apiKeys]);
+    values.push([`ip-allowlists:${publicKey}`, found.ipAllowlists]);
+    // The caller's user record, which its vote shows (src/domain/identity/users.ts userRecordOf).
+    for (const rows of found.userRows) values.push([`user-rows:${rows.user.id}`, rows]);
+    const parent = organization.parent_organization_id;
+    if (parent && found.parentGeneration !== undefined) seeds.push({ organizationId: parent, generation: found.parentGeneration, values: [[`api-key:${publicKey}`, found.parentApiKeys]] });
+  }
+  return { organization, seeds };
 }
 
 function postgresColdReads(raw: RawDb): ColdReads {
   return {
-    async read(organizationId, publicKey) {
-      const rows = await raw.query<Row>(POSTGRES_COLD, [organizationId, publicKey ?? '']);
+    async read(request) {
+      const rows = await raw.query<Row>(POSTGRES_COLD, [request.organizationId, request.publicKey ?? '', request.address ?? '']);
       const by = new Map(rows.map((r) => [r.k, r.v]));
       const organizationText = by.get('organization');
       if (organizationText === undefined) return { organization: undefined, seeds: [] };
-      const organization = JSON.parse(organizationText) as OrganizationRow;
-      const json = (k: string) => JSON.parse(by.get(k)!) as unknown;
-      const values: [string, unknown][] = [
-        ['organization', organization],
-        ['policies', json('policies')],
-        ['velocity-controls', json('velocity-controls')],
-        ['root-quorum', json('root-quorum')],
-        ['mfa-policies', json('mfa-policies')],
-        ['webhook-endpoints', json('webhook-endpoints')],
-      ];
-      const seeds: ColdReadResult['seeds'] = [{ organizationId, generation: Number(by.get('generation')), values }];
-      if (publicKey !== undefined) {
-        values.push([`api-key:${publicKey}`, json('api-keys') as { key: ApiKeyRow; user: UserRow }[]]);
-        values.push([`ip-allowlists:${publicKey}`, json('ip-allowlists')]);
-        // The caller's user record, which its vote shows (src/domain/identity/users.ts userRecordOf).
-        for (const rows of json('user-rows') as UserRecordRows[]) values.push([`user-rows:${rows.user.id}`, rows]);
+      const json = <T>(k: string) => JSON.parse(by.get(k)!) as T;
+      const keyText = by.get('organization-key');
+      const parentGeneration = by.get('parent-generation');
+      return seedsOf(request, {
+        organization: JSON.parse(organizationText) as OrganizationRow,
+        generation: Number(by.get('generation')),
+        parentGeneration: parentGeneration === undefined ? undefined : Number(parentGeneration),
+        apiKeys: json('api-keys'),
+        parentApiKeys: json('parent-api-keys'),
+        userRows: json('user-rows'),
+        ipAllowlists: json('ip-allowlists'),
+        policies: json('policies'),
+        velocityControls: json('velocity-controls'),
+        rootQuorum: json('root-quorum'),
+        mfaPolicies: json('mfa-policies'),
+        webhookEndpoints: json('webhook-endpoints'),
+        accounts: json('accounts'),
+        organizationKey: keyText === undefined ? undefined : (JSON.parse(keyText) as OrganizationKeyRow),
+      });
+    },
+  };
+}
+
+// SQLite: the statements the repositories' reads compile to, prepared once each (src/store/raw.ts),
+// with the repositories' column lists and orders, so each answer is the repository's own.
+const OWNER_SELECT = OWNER_COLUMNS.join(', ');
+const SQLITE = {
+  organization: statement('sigil_cold_organization', 'SELECT * FROM organizations WHERE id = $1'),
+  generation: statement('sigil_cold_generation', 'SELECT generation FROM cache_generations WHERE organization_id = $1'),
+  apiKeys: statement('sigil_cold_api_keys', `SELECT api_keys.*, ${OWNER_SELECT} FROM api_keys INNER JOIN users ON users.id = api_keys.user_id WHERE api_keys.public_key = $1 AND api_keys.organization_id = $2`),
+  ipAllowlists: statement('sigil_cold_ip_allowlists', "SELECT * FROM ip_allowlists WHERE organization_id = $1 AND public_key IN ('', $2)"),
+  policies: statement('sigil_cold_policies', 'SELECT * FROM policies WHERE organization_id = $1 ORDER BY created_at, id'),
+  velocityControls: statement('sigil_cold_velocity_controls', 'SELECT * FROM velocity_controls WHERE organization_id = $1 ORDER BY created_at, id'),
+  rootQuorum: statement('sigil_cold_root_quorum', 'SELECT user_id FROM root_quorum_members WHERE organization_id = $1 ORDER BY user_id'),
+  mfaPolicies: statement('sigil_cold_mfa_policies', 'SELECT * FROM mfa_policies WHERE organization_id = $1 ORDER BY user_id, order_index'),
+  webhookEndpoints: statement('sigil_cold_webhook_endpoints', 'SELECT id, organization_id, subscriptions FROM webhook_endpoints WHERE organization_id = $1 AND is_active = 1 ORDER BY created_at, id'),
+  user: statement('sigil_cold_user', 'SELECT * FROM users WHERE organization_id = $1 AND id = $2'),
+  userApiKeys: statement('sigil_cold_user_api_keys', 'SELECT * FROM api_keys WHERE organization_id = $1 AND user_id = $2 ORDER BY created_at, id'),
+  userAuthenticators: statement('sigil_cold_user_authenticators', 'SELECT * FROM authenticators WHERE organization_id = $1 AND user_id = $2 ORDER BY created_at, id'),
+  userTags: statement(
+    'sigil_cold_user_tags',
+    'SELECT user_tag_assignments.tag_id FROM user_tag_assignments INNER JOIN user_tags ON user_tags.id = user_tag_assignments.tag_id WHERE user_tag_assignments.user_id = $1 ORDER BY user_tags.created_at, user_tags.id',
+  ),
+  userOauthProviders: statement('sigil_cold_user_oauth_providers', 'SELECT * FROM oauth_providers WHERE organization_id = $1 AND user_id = $2 ORDER BY created_at, id'),
+  accounts: statement('sigil_cold_accounts', 'SELECT * FROM wallet_accounts WHERE organization_id = $1 AND address = $2 ORDER BY created_at, id'),
+  organizationKey: statement('sigil_cold_organization_key', 'SELECT * FROM organization_keys WHERE organization_id = $1'),
+} satisfies Record<string, Statement>;
+
+function sqliteColdReads(raw: RawDb): ColdReads {
+  return {
+    async read(request) {
+      const { organizationId, publicKey, address } = request;
+      // One read transaction: the values and their generations come from one snapshot.
+      const found = raw.readTogether!((q) => {
+        const [organization] = q<OrganizationRow>(SQLITE.organization, [organizationId]);
+        if (!organization) return undefined;
+        const generationOf = (id: string) => Number(q<{ generation: number }>(SQLITE.generation, [id])[0]?.generation ?? 0);
+        const keysIn = (id: string) =>
+          publicKey === undefined
+            ? []
+            : q<ApiKeyRow & OwnerColumns>(SQLITE.apiKeys, [publicKey, id]).map((row) => {
+                const { rest: key, user } = splitOwner(row);
+                return { key: key as ApiKeyRow, user };
+              });
         const parent = organization.parent_organization_id;
-        if (parent) seeds.push({ organizationId: parent, generation: Number(by.get('parent-generation')), values: [[`api-key:${publicKey}`, json('parent-api-keys')]] });
-      }
-      return { organization, seeds };
+        const apiKeys = keysIn(organizationId);
+        const userRows: UserRecordRows[] = [];
+        for (const userId of new Set(apiKeys.map((k) => k.key.user_id))) {
+          const [user] = q<UserRow>(SQLITE.user, [organizationId, userId]);
+          if (!user) continue;
+          userRows.push({
+            user,
+            apiKeys: q<ApiKeyRow>(SQLITE.userApiKeys, [organizationId, userId]),
+            authenticators: q(SQLITE.userAuthenticators, [organizationId, userId]),
+            tagIds: q<{ tag_id: string }>(SQLITE.userTags, [userId]).map((t) => t.tag_id),
+            oauthProviders: q(SQLITE.userOauthProviders, [organizationId, userId]),
+          } as UserRecordRows);
+        }
+        return {
+          organization,
+          generation: generationOf(organizationId),
+          parentGeneration: parent ? generationOf(parent) : undefined,
+          apiKeys,
+          parentApiKeys: parent ? keysIn(parent) : [],
+          userRows,
+          ipAllowlists: publicKey === undefined ? [] : q(SQLITE.ipAllowlists, [organizationId, publicKey]),
+          policies: q(SQLITE.policies, [organizationId]),
+          velocityControls: q(SQLITE.velocityControls, [organizationId]),
+          rootQuorum: q<{ user_id: string }>(SQLITE.rootQuorum, [organizationId]).map((r) => r.user_id),
+          mfaPolicies: q(SQLITE.mfaPolicies, [organizationId]),
+          webhookEndpoints: q(SQLITE.webhookEndpoints, [organizationId]),
+          accounts: address === undefined ? [] : q<WalletAccountRow>(SQLITE.accounts, [organizationId, address]),
+          organizationKey: q<OrganizationKeyRow>(SQLITE.organizationKey, [organizationId])[0],
+        } satisfies Found;
+      });
+      return found ? seedsOf(request, found) : { organization: undefined, seeds: [] };
     },
   };
 }
 
 export function coldReads(raw: RawDb): ColdReads {
-  return raw.dialect === 'postgres' ? postgresColdReads(raw) : { read: async () => undefined };
+  return raw.dialect === 'postgres' ? postgresColdReads(raw) : sqliteColdReads(raw);
 }

@@ -238,17 +238,19 @@ export class Store {
 
   /**
    * The reads of one request to `organizationId` (and its parent), stamped with `publicKey` when an
-   * API key signed it: an organization this process holds nothing for gets what authentication and
-   * policy read in one statement (src/store/cold-reads.ts), kept by the read cache for the request
-   * like any value it loads; then `reads`. An organization's parent never changes, so it is learnt once.
+   * API key signed it, signing with the account at `address` when it names one: an organization this
+   * process holds nothing for gets what authentication, policy and signing read in one statement
+   * (src/store/cold-reads.ts), kept by the read cache for the request like any value it loads; then
+   * `reads`. An organization's parent never changes, so it is learnt once.
    */
   async requestReads(
     organizationId: string,
     submission: { organizationId: string; fingerprint: string; timestampMs: number } | undefined,
     publicKey: string | undefined,
+    address?: string,
   ): Promise<RequestReads> {
     // A failed cold read only costs its values: the reads below fail the same way, or load them one by one.
-    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read(organizationId, publicKey).catch(() => undefined);
+    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read({ organizationId, publicKey, address }).catch(() => undefined);
     let parent = this.cache.parentOf(organizationId);
     if (parent === undefined) {
       const cold = coldRead && (await coldRead);

@@ -43,6 +43,11 @@ export interface RawDb {
   readonly dialect: Dialect;
   /** Runs a read (or a self-contained write) and returns its rows. */
   query<R>(s: Statement, params: unknown[]): Promise<R[]>;
+  /**
+   * SQLite only: runs `fn`'s reads synchronously in one read transaction (one snapshot), each
+   * statement prepared once; what `fn` returns is the answer.
+   */
+  readTogether?<T>(fn: (query: <R>(s: Statement, params: unknown[]) => R[]) => T): T;
   close(): Promise<void>;
 }
 
@@ -63,18 +68,29 @@ export function sqliteRaw(reader: BetterSqlite3.Database, writer: BetterSqlite3.
     [reader, new Map()],
     [writer, new Map()],
   ]);
+  const run = <R>(conn: BetterSqlite3.Database, s: Statement, params: unknown[]): R[] => {
+    const statements = prepared.get(conn)!;
+    let stmt = statements.get(s.name);
+    if (!stmt) {
+      stmt = conn.prepare(s.sqlite);
+      statements.set(s.name, stmt);
+    }
+    const bound = s.sqliteParams.map((i) => sqliteParam(params[i]));
+    return (stmt.reader ? stmt.all(...bound) : (stmt.run(...bound), [])) as R[];
+  };
   return {
     dialect: 'sqlite',
     async query<R>(s: Statement, params: unknown[]): Promise<R[]> {
+      return run<R>(writer.inTransaction ? reader : writer, s, params);
+    },
+    readTogether<T>(fn: (query: <R>(s: Statement, params: unknown[]) => R[]) => T): T {
       const conn = writer.inTransaction ? reader : writer;
-      const statements = prepared.get(conn)!;
-      let stmt = statements.get(s.name);
-      if (!stmt) {
-        stmt = conn.prepare(s.sqlite);
-        statements.set(s.name, stmt);
+      conn.exec('BEGIN');
+      try {
+        return fn((s, params) => run(conn, s, params));
+      } finally {
+        conn.exec('COMMIT');
       }
-      const bound = s.sqliteParams.map((i) => sqliteParam(params[i]));
-      return (stmt.reader ? stmt.all(...bound) : (stmt.run(...bound), [])) as R[];
     },
     async close() {
       reader.close();

@@ -32,7 +32,7 @@ export const OWNER_COLUMNS = [
   'users.updated_at as u_updated_at',
 ] as const;
 
-type OwnerColumns = { [K in keyof UserRow as `u_${K & string}`]: UserRow[K] };
+export type OwnerColumns = { [K in keyof UserRow as `u_${K & string}`]: UserRow[K] };
 
 /** Splits a row selected with OWNER_COLUMNS into the credential's columns and its owner. */
 export function splitOwner<T extends OwnerColumns>(row: T): { rest: Omit<T, keyof OwnerColumns>; user: UserRow } {

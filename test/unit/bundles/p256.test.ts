@@ -237,6 +237,12 @@ describe('verify', () => {
     expect(verifyP256Raw(kp.publicKey, msg, new Uint8Array(64))).toBe(false); // r = s = 0
     expect(verifyP256Raw(kp.publicKey, msg, Uint8Array.from([...bigTo32(P256_N), ...bigTo32(1n)]))).toBe(false);
     expect(codeOf(() => verifyP256Der('02' + 'ff'.repeat(32), msg, '3000'))).toBe('INVALID_PUBLIC_KEY');
+    // A point off the curve, given uncompressed (an invalid-curve attack's key): refused, never used.
+    const y = bytesToHex(kp.publicKeyUncompressed).slice(66);
+    const offCurve = bytesToHex(kp.publicKeyUncompressed).slice(0, 66) + (BigInt(`0x${y}`) ^ 1n).toString(16).padStart(64, '0');
+    const sig = signP256Der(bytesToHex(kp.privateKey), msg);
+    expect(codeOf(() => verifyP256Der(offCurve, msg, sig))).toBe('INVALID_PUBLIC_KEY');
+    expect(codeOf(() => verifyP256Der(`04${'00'.repeat(64)}`, msg, sig))).toBe('INVALID_PUBLIC_KEY');
   });
 
   test('the KeyObject cache never mixes keys up', () => {

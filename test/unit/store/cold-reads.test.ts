@@ -1,11 +1,12 @@
 // The cold path's one read (src/store/cold-reads.ts; docs/design.md "The cold path"): on PostgreSQL a
-// request from an organization the process holds nothing for reads what authentication and policy need
-// in one statement besides the generation read, and what it keeps is exactly what the repositories
-// answer; a value read at another generation than the one the request observed is never served. On the
-// embedded SQLite store (no round trips) the repositories' own reads serve, with the same answers.
+// request from an organization the process holds nothing for reads what authentication, policy and
+// signing need in one statement besides the generation read, and what it keeps is exactly what the
+// repositories answer; a value read at another generation than the one the request observed is never
+// served. On the embedded SQLite store the same values come from statements prepared once, read
+// together, with the same answers.
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../../src/store/index.js';
 import { ReadCache } from '../../../src/store/read-cache.js';
 import { dropSchema, freshDeploymentEnv } from '../../helpers/sigil.js';
@@ -18,6 +19,7 @@ const parentId = randomUUID();
 const subId = randomUUID();
 const userId = randomUUID();
 const publicKey = `02${'ab'.repeat(32)}`;
+const address = '0x00000000000000000000000000000000000000aA';
 
 beforeAll(async () => {
   const fresh = freshDeploymentEnv();
@@ -37,6 +39,11 @@ beforeAll(async () => {
       { id: randomUUID(), organization_id: subId, name: 'a', effect: 'EFFECT_DENY', condition: null, consensus: 'true', time: null, notes: 'n', created_at: T0, updated_at: T0 },
     ]);
     await r.ipAllowlists.upsert({ organization_id: subId, public_key: publicKey, enabled: null, on_evaluation_error: 'DENY', rules: '[]', created_at: T0, updated_at: T0 });
+    const walletId = randomUUID();
+    await r.wallets.insertWithAccounts({ id: walletId, organization_id: subId, name: 'default', mnemonic: 'sealed', exported: 0, imported: 0, created_at: T0, updated_at: T0 }, [
+      { id: randomUUID(), organization_id: subId, wallet_id: walletId, curve: 'CURVE_SECP256K1', path_format: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", path_key: "m/44'/60'/0'/0/0", address_format: 'ADDRESS_FORMAT_ETHEREUM', address, public_key: '02ff', private_key: 'sealed', exported: 0, name: null, created_at: T0, updated_at: T0 },
+    ]);
+    await r.organizationKeys.insertIfAbsent({ organization_id: subId, key_id: randomUUID(), wrapped_key: 'wrapped', created_at: T0 });
   });
 }, 60_000);
 
@@ -58,6 +65,8 @@ async function requestPathReads(repos: Store['repos']) {
     mfaPolicies: await repos.mfaPolicies.list(subId),
     webhooks: await repos.webhooks.activeEndpoints(subId),
     voter: await repos.users.recordRows(subId, userId),
+    account: await repos.wallets.accountsByAddress(subId, address),
+    organizationKey: await repos.organizationKeys.get(subId),
   };
 }
 
@@ -67,10 +76,31 @@ describe('the cold read', () => {
     expect(expected.caller).toHaveLength(1);
     expect(expected.voter?.apiKeys).toHaveLength(1);
     expect(expected.policies.map((p) => p.name)).toEqual(['a', 'b']);
+    expect(expected.account).toHaveLength(1);
+    expect(expected.organizationKey?.wrapped_key).toBe('wrapped');
     const before = store.stats.roundTrips;
-    const { repos } = await store.requestReads(subId, undefined, publicKey);
+    // On either store, none of the repositories' own reads runs: every value came with the cold read.
+    const r = store.repos;
+    const loads = [
+      vi.spyOn(r.organizations, 'get'),
+      vi.spyOn(r.apiKeys, 'findWithOwner'),
+      vi.spyOn(r.ipAllowlists, 'forCredential'),
+      vi.spyOn(r.policies, 'list'),
+      vi.spyOn(r.velocityControls, 'list'),
+      vi.spyOn(r.organizations, 'rootQuorumUserIds'),
+      vi.spyOn(r.mfaPolicies, 'list'),
+      vi.spyOn(r.webhooks, 'activeEndpoints'),
+      vi.spyOn(r.users, 'recordRows'),
+      vi.spyOn(r.wallets, 'accountsByAddress'),
+      vi.spyOn(r.organizationKeys, 'get'),
+    ];
+    const { repos } = await store.requestReads(subId, undefined, publicKey, address);
     const afterReads = store.stats.roundTrips;
     const served = await requestPathReads(repos);
+    for (const spy of loads) {
+      expect(spy).not.toHaveBeenCalled();
+      spy.mockRestore();
+    }
     expect(JSON.stringify(served)).toBe(JSON.stringify(expected));
     if (databaseUrl) {
       // The cold read and the generation read; then nothing more (before: a dozen statements).
