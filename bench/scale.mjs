@@ -31,7 +31,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Connection, cpuNs, postgresBackends, prestamp, processTree, requestBytes, runLoad, servingProcesses } from './loadgen.mjs';
-import { dropBenchSchema, postgresDeployment, serveOnly, startSigil, stop } from './deployments.mjs';
+import { dropBenchSchema, initOnly, postgresDeployment, serveOnly, stop } from './deployments.mjs';
+import { bulkBuild } from './scale-bulk.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
@@ -156,32 +157,57 @@ async function lookupPlans(store, parentId, user) {
 }
 
 /** One store's run; returns its rows and figures. */
-async function storeRun(kind, { n, durationMs, warmupMs, log }) {
+async function storeRun(kind, { n, bulk, bulkProcesses, durationMs, warmupMs, log }) {
   const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000' };
   let deployment;
   let sigil;
   let store;
+  let root;
   if (kind === 'sqlite') {
     delete env.DATABASE_URL;
     const dir = mkdtempSync(join(tmpdir(), 'sigil-scale-'));
-    sigil = await startSigil(dir, env);
+    root = initOnly(dir, env);
     store = { kind, dir };
   } else {
     deployment = postgresDeployment('scale');
-    const { url, child } = await serveOnly(deployment.dir, { ...deployment.env, SIGIL_QUOTAS: env.SIGIL_QUOTAS });
-    sigil = { url, child, root: deployment.root };
+    Object.assign(env, deployment.env, { SIGIL_QUOTAS: env.SIGIL_QUOTAS });
+    root = deployment.root;
     const admin = new URL(deployment.url);
     admin.searchParams.delete('schema');
     const pgClient = new pg.Client({ connectionString: admin.toString() });
     await pgClient.connect();
     store = { kind, dir: deployment.dir, schema: deployment.schema, databaseUrl: deployment.url.toString(), pgClient };
   }
-  const { root, url, child } = sigil;
-  const pid = child.pid;
   const label = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   const rows = [];
-  const figures = { store: label, n };
+  const figures = { store: label, n, bulk };
+  let child;
   try {
+    // 0. The bulk build, before the server starts (on SQLite the builders are then its only writers).
+    let built = { users: [] };
+    if (bulk > 0) {
+      const before = await storeBytes(store);
+      log(`${label}: building ${bulk} end users in bulk (${bulkProcesses[kind]} process(es))`);
+      built = await bulkBuild({ dataDir: store.dir, env, root, count: bulk, processes: bulkProcesses[kind], log });
+      figures.bulkPerSecond = built.perSecond;
+      figures.bulkPerSecondBySlice = built.perSlice;
+      figures.bulkBuilderCpuUs = built.builderCpuUs;
+      figures.bulkMinutes = Number((built.elapsedMs / 60000).toFixed(1));
+      figures.bulkBytesPerEndUser = perEndUser(before, await storeBytes(store), bulk).total;
+      rows.push({
+        scenario: `bulk build: create_sub_organization V7 through the pipeline in-process, ${label}, ${bulk} end users`,
+        concurrency: 32 * bulkProcesses[kind],
+        requests: bulk,
+        errors: 0,
+        perSecond: built.perSecond,
+        serverCpuUs: built.builderCpuUs,
+        note: `per 10% slices: ${built.perSlice.join(' ')}`,
+      });
+    }
+    const served = await serveOnly(store.dir, env);
+    child = served.child;
+    const url = served.url;
+    const pid = child.pid;
     // The hot organization's account: the root organization's wallet.
     const [wallet] = (await sendEach(url, prestamp(root, '/public/v1/submit/create_wallet', 1, (i) => activity('ACTIVITY_TYPE_CREATE_WALLET', root.organizationId, { walletName: 'hot', accounts: [ETH] }, i)), pid)).answers;
     const hotAddress = wallet.activity.result.createWalletResult.addresses[0];
@@ -256,16 +282,18 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
       sigilPid: pid,
       pgClient: store.pgClient,
     });
-    const order = users.map((_, i) => i).sort(() => Math.random() - 0.5);
+    // The cold signers and the looked-up users: the measured ones and the bulk build's sample.
+    const pool = [...users, ...built.users];
+    const order = pool.map((_, i) => i).sort(() => Math.random() - 0.5);
     const coldRequests = order.map((i, k) => {
-      const u = users[i];
+      const u = pool[i];
       return prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () => signBody(u.organizationId, u.address, k, 'c01d'))[0];
     });
     const cold = await runLoad({ url, requests: coldRequests, concurrency: CONCURRENCY, durationMs, warmupMs: 0, sigilPid: pid, pgClient: store.pgClient });
     const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
     for (const [name, r] of [
       ['one hot organization', hot],
-      [`a random end user of ${n}, each once (cold)`, cold],
+      [`a random end user of ${n + bulk}, each once (cold)`, cold],
     ]) {
       if (r.errors) log(`${label} sign, ${name}: ${r.errors} errors, first: ${r.firstError}`);
       rows.push({
@@ -287,7 +315,7 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
     rows.push({ scenario: `sign_raw_payload, ${label}: cold / hot server CPU per request${kind === 'postgres' ? ' (Node + PostgreSQL)' : ''}`, concurrency: CONCURRENCY, serverCpuUs: figures.coldOverHot });
 
     // 4. Lookups.
-    const sample = order.slice(0, Math.min(200, n)).map((i) => users[i]);
+    const sample = order.slice(0, Math.min(200, pool.length)).map((i) => pool[i]);
     for (const u of sample) u.filters = { EMAIL: u.email, PHONE_NUMBER: u.phone, PUBLIC_KEY: u.key.apiPublicKey, WALLET_ACCOUNT_ADDRESS: u.address, NAME: u.name, USERNAME: u.userName };
     const lookups = [
       ...Object.keys(sample[0].filters).map((type) => ({
@@ -305,7 +333,7 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
       const r = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 1000, sigilPid: pid, pgClient: store.pgClient, repeat: true });
       if (r.errors) log(`${label} ${l.name}: ${r.errors} errors, first: ${r.firstError}`);
       figures.lookupP99ms[l.name] = r.p99ms;
-      rows.push({ scenario: `${l.name}, ${label}, ${n} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '' });
+      rows.push({ scenario: `${l.name}, ${label}, ${n + bulk} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '' });
     }
     if (kind === 'postgres') figures.plans = await lookupPlans(store, root.organizationId, sample[0]);
 
@@ -313,7 +341,7 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
     figures.rssMb = Object.fromEntries(servingProcesses(pid).map((p) => [p, rssMb(p)]));
     return { rows, figures, hot, root };
   } finally {
-    await stop(child);
+    if (child) await stop(child);
     if (store.pgClient) await store.pgClient.end();
     if (deployment) await dropBenchSchema(deployment);
     else rmSync(store.dir, { recursive: true, force: true });
@@ -340,12 +368,12 @@ async function referenceRun({ durationMs, warmupMs }) {
  * The whole bench: `stores` in turn, then the reference server; returns the rows (for console.table
  * and bench/run.mjs) and the figures of each store.
  */
-export async function scaleRun({ n = 3000, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
+export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
   const rows = [];
   const figures = [];
   const hots = {};
   for (const kind of stores) {
-    const r = await storeRun(kind, { n, durationMs, warmupMs, log });
+    const r = await storeRun(kind, { n, bulk, bulkProcesses, durationMs, warmupMs, log });
     rows.push(...r.rows);
     figures.push(r.figures);
     hots[kind] = r.hot;
@@ -361,10 +389,21 @@ export async function scaleRun({ n = 3000, stores = ['sqlite', 'postgres'], dura
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { n: { type: 'string', default: '3000' }, stores: { type: 'string', default: 'sqlite,postgres' }, 'duration-ms': { type: 'string', default: '5000' }, 'warmup-ms': { type: 'string', default: '10000' } } });
+  const { values } = parseArgs({
+    options: {
+      n: { type: 'string', default: '3000' },
+      bulk: { type: 'string', default: '0' },
+      'bulk-processes': { type: 'string' },
+      stores: { type: 'string', default: 'sqlite,postgres' },
+      'duration-ms': { type: 'string', default: '5000' },
+      'warmup-ms': { type: 'string', default: '10000' },
+    },
+  });
   const started = new Date();
-  const out = await scaleRun({ n: Number(values.n), stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
-  console.log(`\nSigil scale bench: ${values.n} end users, concurrency ${CONCURRENCY}, load average at the start ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const bulkProcesses = values['bulk-processes'] ? { sqlite: 1, postgres: Number(values['bulk-processes']) } : undefined;
+  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
+  console.log(`\nSigil scale bench: ${values.n} end users measured${Number(values.bulk) ? ` on ${values.bulk} built in bulk` : ''}, concurrency ${CONCURRENCY}, load average at the start ${load}, at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.table(out.rows);
   for (const f of out.figures) {
     const { plans, bytesPerEndUserByObject, ...rest } = f;
@@ -374,6 +413,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   const file = join(ROOT, 'bench', 'results', `scale-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ when: started.toISOString(), n: Number(values.n), ...out }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: started.toISOString(), n: Number(values.n), bulk: Number(values.bulk), ...out }, null, 2));
   console.log(`written to ${file}`);
 }

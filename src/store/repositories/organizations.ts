@@ -189,12 +189,16 @@ export class OrganizationsRepo {
       .where((eb) => eb.or([eb('root_quorum_threshold', '<>', threshold), eb('updated_at', '<>', now)]))
       .execute();
     await this.db.deleteFrom('root_quorum_members').where('organization_id', '=', id).execute();
-    if (userIds.length > 0) {
-      await this.db
-        .insertInto('root_quorum_members')
-        .values(userIds.map((user_id) => ({ organization_id: id, user_id })))
-        .execute();
-    }
+    await this.insertRootQuorumMembers(id, userIds);
+  }
+
+  /** The root quorum of an organization inserted in the same transaction, whose row already states its threshold. */
+  async insertRootQuorumMembers(id: string, userIds: string[]): Promise<void> {
+    if (userIds.length === 0) return;
+    await this.db
+      .insertInto('root_quorum_members')
+      .values(userIds.map((user_id) => ({ organization_id: id, user_id })))
+      .execute();
   }
 
   async rootQuorumUserIds(id: string): Promise<string[]> {
