@@ -1,5 +1,5 @@
 // The scale bench's bulk build (bench/scale.mjs `--bulk M`; docs/operator-guide.md "A million end
-// users"): M end users signed up through the same code path as the measured ones (stamped
+// users (`bench/scale.mjs`)"): M end users signed up through the same code path as the measured ones (stamped
 // create_sub_organization V7 requests through Sigil's one request pipeline, each prepared outside any
 // transaction and recorded in a grouped commit, activity and audit included), without HTTP: the
 // pipeline is driven in-process by `processes` processes opened on the deployment, 32 requests in
@@ -12,7 +12,7 @@ import { fork } from 'node:child_process';
 import { createECDH, createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { prestamp } from './loadgen.mjs';
+import { stamperFor } from './loadgen.mjs';
 
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
 const IN_FLIGHT = 32;
@@ -55,7 +55,8 @@ async function child({ dataDir, root, seed, tag, from, step, count, sample }) {
   const app = await startApp(loadConfig({ 'data-dir': dataDir, port: '0', 'auth-proxy-port': '0' }, process.env), pino({ level: 'warn' }, pino.destination(2)));
   const sampled = new Set(sample);
   const kept = [];
-  const path = '/public/v1/submit/create_sub_organization';
+  // One signing key for every request: the root user's (what prestamp would import per call).
+  const stamp = stamperFor(root);
   let next = from;
   let done = 0;
   const c0 = process.cpuUsage();
@@ -67,8 +68,8 @@ async function child({ dataDir, root, seed, tag, from, step, count, sample }) {
         next += step;
         const key = bulkKey(seed, i);
         const u = bulkUser(tag, i);
-        const [r] = prestamp(root, path, 1, () => signupBody(root.organizationId, u, key, Date.now()));
-        const res = await app.pipeline.handle({ kind: 'submit', operation: 'create_sub_organization', rawBody: r.body, headers: { 'x-stamp': r.stamp }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });
+        const body = Buffer.from(signupBody(root.organizationId, u, key, Date.now()));
+        const res = await app.pipeline.handle({ kind: 'submit', operation: 'create_sub_organization', rawBody: body, headers: { 'x-stamp': stamp(body) }, clientAddress: '127.0.0.1', identity: {}, responseHeaders: {} });
         const result = res.body?.activity?.result?.createSubOrganizationResultV7;
         if (!result) throw new Error(`bulk signup ${i} failed: ${JSON.stringify(res.body).slice(0, 300)}`);
         if (sampled.has(i)) kept.push({ i, organizationId: result.subOrganizationId, address: result.wallet.addresses[0] });

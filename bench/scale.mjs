@@ -19,9 +19,16 @@
 // one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
 // are also given as a ratio to it.
 //
-// `node bench/scale.mjs [--n 3000] [--stores sqlite,postgres] [--duration-ms 5000] [--warmup-ms 10000]`
-// runs it in full and writes bench/results/scale-<date>.json; `npm run bench` runs a short form
-// (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL (default the local test database).
+// `node bench/scale.mjs [--n 3000] [--bulk 0] [--bulk-processes 2] [--keep] [--stores sqlite,postgres]
+// [--duration-ms 5000] [--warmup-ms 10000]` runs it in full and writes bench/results/scale-<date>.json;
+// `npm run bench` runs a short form (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL
+// (default the local test database). `--bulk M` first builds M end users through the same pipeline
+// in-process, without HTTP (bench/scale-bulk.mjs), before the server starts; the N measured signups,
+// the signatures and the lookups then run over HTTP on top of them, the cold signers and looked-up
+// users drawn from both. `--keep` leaves the PostgreSQL schema in place (its name is printed).
+//
+// The full run, a million end users on PostgreSQL (docs/operator-guide.md "A million end users (`bench/scale.mjs`)"):
+//   npm run build && node bench/scale.mjs --stores postgres --bulk 1000000 --n 5000
 import { spawn } from 'node:child_process';
 import { createECDH, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -157,7 +164,7 @@ async function lookupPlans(store, parentId, user) {
 }
 
 /** One store's run; returns its rows and figures. */
-async function storeRun(kind, { n, bulk, bulkProcesses, durationMs, warmupMs, log }) {
+async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log }) {
   const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000' };
   let deployment;
   let sigil;
@@ -343,7 +350,8 @@ async function storeRun(kind, { n, bulk, bulkProcesses, durationMs, warmupMs, lo
   } finally {
     if (child) await stop(child);
     if (store.pgClient) await store.pgClient.end();
-    if (deployment) await dropBenchSchema(deployment);
+    if (deployment && keep) log(`${label}: kept schema ${deployment.schema} (--keep)`);
+    else if (deployment) await dropBenchSchema(deployment);
     else rmSync(store.dir, { recursive: true, force: true });
   }
 }
@@ -368,12 +376,12 @@ async function referenceRun({ durationMs, warmupMs }) {
  * The whole bench: `stores` in turn, then the reference server; returns the rows (for console.table
  * and bench/run.mjs) and the figures of each store.
  */
-export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
+export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, keep = false, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
   const rows = [];
   const figures = [];
   const hots = {};
   for (const kind of stores) {
-    const r = await storeRun(kind, { n, bulk, bulkProcesses, durationMs, warmupMs, log });
+    const r = await storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log });
     rows.push(...r.rows);
     figures.push(r.figures);
     hots[kind] = r.hot;
@@ -394,6 +402,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       n: { type: 'string', default: '3000' },
       bulk: { type: 'string', default: '0' },
       'bulk-processes': { type: 'string' },
+      keep: { type: 'boolean', default: false },
       stores: { type: 'string', default: 'sqlite,postgres' },
       'duration-ms': { type: 'string', default: '5000' },
       'warmup-ms': { type: 'string', default: '10000' },
@@ -402,7 +411,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = new Date();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const bulkProcesses = values['bulk-processes'] ? { sqlite: 1, postgres: Number(values['bulk-processes']) } : undefined;
-  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
+  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, keep: values.keep, stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
   console.log(`\nSigil scale bench: ${values.n} end users measured${Number(values.bulk) ? ` on ${values.bulk} built in bulk` : ''}, concurrency ${CONCURRENCY}, load average at the start ${load}, at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.table(out.rows);
   for (const f of out.figures) {
