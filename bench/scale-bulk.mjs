@@ -12,7 +12,7 @@ import { fork } from 'node:child_process';
 import { createECDH, createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { stamperFor } from './loadgen.mjs';
+import { ownPostgresCpuNs, stamperFor } from './loadgen.mjs';
 
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
 const IN_FLIGHT = 32;
@@ -59,6 +59,9 @@ async function child({ dataDir, root, seed, tag, from, step, count, sample }) {
   const stamp = stamperFor(root);
   let next = from;
   let done = 0;
+  // PostgreSQL's share: the CPU of the backends this process opened.
+  const pgCpu = async () => (process.env.DATABASE_URL ? ownPostgresCpuNs(process.env.DATABASE_URL) : 0);
+  const pg0 = await pgCpu();
   const c0 = process.cpuUsage();
   const report = () => process.send({ progress: done, at: Date.now() });
   await Promise.all(
@@ -79,7 +82,7 @@ async function child({ dataDir, root, seed, tag, from, step, count, sample }) {
   );
   report();
   const cpu = process.cpuUsage(c0);
-  process.send({ finished: true, kept, cpuUs: cpu.user + cpu.system });
+  process.send({ finished: true, kept, cpuUs: cpu.user + cpu.system, postgresCpuUs: ((await pgCpu()) - pg0) / 1000 });
   await app.close();
   process.exit(0);
 }
@@ -87,7 +90,7 @@ async function child({ dataDir, root, seed, tag, from, step, count, sample }) {
 /**
  * Builds `count` end users on the (initialized, not serving) deployment in `dataDir` with `processes`
  * processes; resolves with the users built per second by tenths of `count`, the overall rate, the
- * builders' CPU per user, and the sampled users with their keys.
+ * builders' and their PostgreSQL backends' CPU per user, and the sampled users with their keys.
  */
 export async function bulkBuild({ dataDir, env, root, count, processes = 1, sampleSize = 2000, log = (m) => console.error(m) }) {
   const seed = Math.random().toString(16).slice(2);
@@ -97,6 +100,7 @@ export async function bulkBuild({ dataDir, env, root, count, processes = 1, samp
   const tenths = [];
   const t0 = Date.now();
   let cpuUs = 0;
+  let postgresCpuUs = 0;
   const kept = [];
   await Promise.all(
     Array.from({ length: processes }, (_, k) => {
@@ -116,6 +120,7 @@ export async function bulkBuild({ dataDir, env, root, count, processes = 1, samp
           }
           if (m.finished) {
             cpuUs += m.cpuUs;
+            postgresCpuUs += m.postgresCpuUs;
             kept.push(...m.kept);
           }
         });
@@ -130,6 +135,7 @@ export async function bulkBuild({ dataDir, env, root, count, processes = 1, samp
     perSlice,
     elapsedMs,
     builderCpuUs: Math.round(cpuUs / count),
+    postgresCpuUs: Math.round(postgresCpuUs / count),
     users: kept.map((k) => ({ ...bulkUser(tag, k.i), key: bulkKey(seed, k.i), organizationId: k.organizationId, address: k.address })),
   };
 }

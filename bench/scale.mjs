@@ -199,6 +199,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
       figures.bulkPerSecond = built.perSecond;
       figures.bulkPerSecondBySlice = built.perSlice;
       figures.bulkBuilderCpuUs = built.builderCpuUs;
+      if (kind === 'postgres') figures.bulkPostgresCpuUs = built.postgresCpuUs;
       figures.bulkMinutes = Number((built.elapsedMs / 60000).toFixed(1));
       figures.bulkBytesPerEndUser = perEndUser(before, await storeBytes(store), bulk).total;
       rows.push({
@@ -208,6 +209,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
         errors: 0,
         perSecond: built.perSecond,
         serverCpuUs: built.builderCpuUs,
+        postgresCpuUs: kind === 'postgres' ? built.postgresCpuUs : '',
         note: `per 10% slices: ${built.perSlice.join(' ')}`,
       });
     }

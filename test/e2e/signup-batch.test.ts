@@ -1,19 +1,18 @@
-// Signups in shared commits (docs/design.md "Signups in shared commits"): create_sub_organization prepares everything
-// before any transaction and its inserts join the grouped commit that records the activity, so
-// concurrent signups share commits. Through @turnkey/sdk-server: 50 concurrent signups all succeed
+// Signups in shared commits (docs/design.md "Signups in shared commits"): create_sub_organization
+// prepares everything before any transaction and its inserts join the grouped commit that records the
+// activity, so concurrent signups share commits. Through @turnkey/sdk-server: 50 concurrent signups all succeed
 // with distinct sub-organizations, users, wallets and addresses, each address checked with viem
 // (a signature by the sub-organization's key recovers to it), and the commits were shared. In the
 // same burst, signups that fail (bad input; a wallet repeating an account name; a verification token
 // another signup of the burst spent first, which fails inside the shared commit itself) create
 // nothing and leave their neighbours untouched.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateP256KeyPair } from '@turnkey/crypto';
+import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
 import { recoverAddress, type Hex } from 'viem';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { codeIn, smtpEnv, startInbox, type Inbox } from '../helpers/mail.js';
-import { encryptOtpCodeToBundle } from '@turnkey/crypto';
 
 let inbox: Inbox;
 let sigil: SigilInstance;
@@ -87,12 +86,15 @@ describe('signups in shared commits', () => {
 
     const groupsBefore = await metric('sigil_commit_groups_total');
     const unitsBefore = await metric('sigil_commit_group_units_total');
-    const all = [
-      ...users.map((u) => parent.createSubOrganization(signup(u.name, u.key))),
-      ...failing.map((f) => parent.createSubOrganization(f.body as never)),
-      ...racing.map((r) => parent.createSubOrganization(r.body as never)),
+    // Sent amid the good ones, so the failures land in commits that hold other signups.
+    const calls = [
+      ...users.map((u) => () => parent.createSubOrganization(signup(u.name, u.key))),
+      ...failing.map((f) => () => parent.createSubOrganization(f.body as never)),
+      ...racing.map((r) => () => parent.createSubOrganization(r.body as never)),
     ];
-    const settled = await Promise.allSettled(all);
+    const sendOrder = calls.map((_, i) => i).sort((a, b) => ((a * 7919) % 53) - ((b * 7919) % 53));
+    const started = new Map(sendOrder.map((i) => [i, calls[i]()]));
+    const settled = await Promise.allSettled(calls.map((_, i) => started.get(i)!));
     const groups = (await metric('sigil_commit_groups_total')) - groupsBefore;
     const units = (await metric('sigil_commit_group_units_total')) - unitsBefore;
 

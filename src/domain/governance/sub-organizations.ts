@@ -1,8 +1,9 @@
 // Sub-organizations (docs/reference/organizations.md; swagger v1CreateSubOrganizationIntentV8, and V3's
 // privateKeys): created by a parent with its own root users, API keys, root quorum and optionally a
-// wallet (or, V3, private keys), all in one commit (docs/design.md "Signups in shared commits": prepared before it,
-// written in a grouped one); the parent may read it but never write to it; only the sub-organization's own root
-// users delete it, and only once its keys have been exported or deleteWithoutExport is set.
+// wallet (or, V3, private keys), all in one commit, prepared before it and written in a grouped one
+// (docs/design.md "Signups in shared commits"); the parent may read it but never write to it; only the
+// sub-organization's own root users delete it, and only once its keys have been exported or
+// deleteWithoutExport is set.
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { OrganizationRow } from '../../store/index.js';
 import { apiKeyExists, type ApiKeyParams } from '../identity/api-keys.js';
@@ -47,9 +48,9 @@ export interface CreateSubOrganizationResult {
 }
 
 /**
- * create_sub_organization made ready to store (docs/design.md "Signups in shared commits"): every check, the passkey
- * attestations, the verification token, the wallet's seed, derivations and sealing happen here,
- * before any transaction, reading only what already exists (the token). The new organization is
+ * create_sub_organization made ready to store (docs/design.md "Signups in shared commits"): every
+ * check, the passkey attestations, the verification token, the wallet's seed, derivations and sealing
+ * happen here, before any transaction, reading only what already exists (the token). The new organization is
  * invisible to everyone until it commits, so nothing of it needs reading or locking: `writes` only
  * inserts, and joins the grouped commit that records the activity, shared with concurrent signups.
  */
