@@ -10,7 +10,7 @@ import { apiKeyExists, type ApiKeyParams } from '../identity/api-keys.js';
 import { authenticatorExists, type AuthenticatorParams } from '../identity/authenticators.js';
 import { checkName } from '../identity/contacts.js';
 import { oauthProviderExists, sameIdentity, type OauthProviderParams } from '../identity/oauth-providers.js';
-import { newUserRows, writeNewUser, type NewUserRows } from '../identity/users.js';
+import { newUserRows, type NewUserRows } from '../identity/users.js';
 import type { ActivityContext, Prepared } from '../context.js';
 import { prepareNewWallet, type WalletAccountParams } from '../keys/wallets.js';
 import { prepareNewOrganizationPrivateKeys, type PrivateKeyParams } from '../keys/private-keys.js';
@@ -96,10 +96,15 @@ export async function prepareSubOrganization(ctx: ActivityContext, p: CreateSubO
     },
     writes: async (repos) => {
       await spendToken?.(repos);
-      await repos.organizations.insert(sub);
-      for (const u of users) await writeNewUser(repos, u);
-      await repos.organizations.insertRootQuorumMembers(sub.id, rootUserIds);
-      await repos.organizationKeys.insert(key.row);
+      await repos.organizations.insertWithContents({
+        organization: sub,
+        users: users.map((u) => u.user),
+        apiKeys: users.flatMap((u) => u.apiKeys),
+        authenticators: users.flatMap((u) => u.authenticators),
+        oauthProviders: users.flatMap((u) => u.oauthProviders),
+        rootQuorum: rootUserIds,
+        key: key.row,
+      });
       await wallet?.writes(repos);
       await privateKeys?.writes(repos);
     },

@@ -20,11 +20,6 @@ export class OrganizationKeysRepo {
     return this.db.selectFrom('organization_keys').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
   }
 
-  /** Stores the key of an organization created in the same transaction (it can have no other). */
-  async insert(row: OrganizationKeyRow): Promise<void> {
-    await this.db.insertInto('organization_keys').values(row).execute();
-  }
-
   /** Stores a key unless the organization has one already (two first seals racing); the stored one wins. */
   async insertIfAbsent(row: OrganizationKeyRow): Promise<OrganizationKeyRow> {
     await this.db.insertInto('organization_keys').values(row).onConflict((oc) => oc.column('organization_id').doNothing()).execute();
