@@ -13,9 +13,14 @@ export const BIN = join(ROOT, 'bin', 'sigil.js');
 
 /** `sigil init` then `sigil serve` in `dataDir`; resolves with the URL, root credentials and process. */
 export async function startSigil(dataDir, env) {
+  return { root: initOnly(dataDir, env), ...(await serveOnly(dataDir, env)) };
+}
+
+/** `sigil init` in `dataDir`; returns the root credentials it prints. */
+export function initOnly(dataDir, env) {
   const init = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir, '--json'], { env, encoding: 'utf8' });
   if (init.status !== 0) throw new Error(init.stderr);
-  return { root: JSON.parse(init.stdout), ...(await serveOnly(dataDir, env)) };
+  return JSON.parse(init.stdout);
 }
 
 /** `sigil serve` on an initialized deployment; resolves with its URL once it listens. */

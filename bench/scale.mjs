@@ -20,9 +20,16 @@
 // one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
 // are also given as a ratio to it.
 //
-// `node bench/scale.mjs [--n 3000] [--stores sqlite,postgres] [--duration-ms 5000] [--warmup-ms 10000]`
-// runs it in full and writes bench/results/scale-<date>.json; `npm run bench` runs a short form
-// (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL (default the local test database).
+// `node bench/scale.mjs [--n 3000] [--bulk 0] [--bulk-processes 2] [--keep] [--stores sqlite,postgres]
+// [--duration-ms 5000] [--warmup-ms 10000]` runs it in full and writes bench/results/scale-<date>.json;
+// `npm run bench` runs a short form (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL
+// (default the local test database). `--bulk M` first builds M end users through the same pipeline
+// in-process, without HTTP (bench/scale-bulk.mjs), before the server starts; the N measured signups,
+// the signatures and the lookups then run over HTTP on top of them, the cold signers and looked-up
+// users drawn from both. `--keep` leaves the PostgreSQL schema in place (its name is printed).
+//
+// The full run, a million end users on PostgreSQL (docs/operator-guide.md "A million end users (`bench/scale.mjs`)"):
+//   npm run build && node bench/scale.mjs --stores postgres --bulk 1000000 --n 5000
 import { spawn } from 'node:child_process';
 import { createECDH, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -32,7 +39,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Connection, cpuNs, postgresBackends, prestamp, processTree, requestBytes, runLoad, servingProcesses } from './loadgen.mjs';
-import { dropBenchSchema, postgresDeployment, serveOnly, startSigil, stop } from './deployments.mjs';
+import { dropBenchSchema, initOnly, postgresDeployment, serveOnly, stop } from './deployments.mjs';
+import { bulkBuild } from './scale-bulk.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
@@ -62,10 +70,11 @@ async function sendEach(url, requests, sigilPid, pgClient) {
   const connections = Array.from({ length: CONCURRENCY }, () => new Connection(Number(target.port), target.hostname));
   await Promise.all(connections.map((c) => c.ready));
   const pids = processTree(sigilPid);
-  const backends = pgClient ? await postgresBackends(pgClient, pids) : [];
+  // PostgreSQL's share: its backends at the start, and those the server's pools open during the run
+  // (a grouped commit with writes of its own takes a connection of its own), counted from zero.
+  const pgAt = async () => new Map((pgClient ? await postgresBackends(pgClient, pids) : []).map((b) => [b, cpuNs(b)]));
   const cpu = () => pids.reduce((a, p) => a + cpuNs(p), 0);
-  const pgCpu = () => backends.reduce((a, p) => a + cpuNs(p), 0);
-  const before = { server: cpu(), pg: pgCpu() };
+  const before = { server: cpu(), pg: await pgAt() };
   const answers = new Array(bytes.length);
   const doneAt = [];
   let next = 0;
@@ -81,7 +90,10 @@ async function sendEach(url, requests, sigilPid, pgClient) {
   );
   const elapsedMs = performance.now() - t0;
   for (const c of connections) c.close();
-  return { answers, doneAt, elapsedMs, serverCpuUs: (cpu() - before.server) / 1000 / bytes.length, postgresCpuUs: pgClient ? (pgCpu() - before.pg) / 1000 / bytes.length : undefined };
+  const serverNs = cpu() - before.server;
+  let pgNs = 0;
+  for (const [b, ns] of await pgAt()) pgNs += ns - (before.pg.get(b) ?? 0);
+  return { answers, doneAt, elapsedMs, serverCpuUs: serverNs / 1000 / bytes.length, postgresCpuUs: pgClient ? pgNs / 1000 / bytes.length : undefined };
 }
 
 /** Signups per second in each tenth of the run, by completion order. */
@@ -159,32 +171,59 @@ async function lookupPlans(store, parentId, user) {
 }
 
 /** One store's run; returns its rows and figures. */
-async function storeRun(kind, { n, durationMs, warmupMs, log }) {
+async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log }) {
   const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000' };
   let deployment;
   let sigil;
   let store;
+  let root;
   if (kind === 'sqlite') {
     delete env.DATABASE_URL;
     const dir = mkdtempSync(join(tmpdir(), 'sigil-scale-'));
-    sigil = await startSigil(dir, env);
+    root = initOnly(dir, env);
     store = { kind, dir };
   } else {
     deployment = postgresDeployment('scale');
-    const { url, child } = await serveOnly(deployment.dir, { ...deployment.env, SIGIL_QUOTAS: env.SIGIL_QUOTAS });
-    sigil = { url, child, root: deployment.root };
+    Object.assign(env, deployment.env, { SIGIL_QUOTAS: env.SIGIL_QUOTAS });
+    root = deployment.root;
     const admin = new URL(deployment.url);
     admin.searchParams.delete('schema');
     const pgClient = new pg.Client({ connectionString: admin.toString() });
     await pgClient.connect();
     store = { kind, dir: deployment.dir, schema: deployment.schema, databaseUrl: deployment.url.toString(), pgClient };
   }
-  const { root, url, child } = sigil;
-  const pid = child.pid;
   const label = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   const rows = [];
-  const figures = { store: label, n };
+  const figures = { store: label, n, bulk };
+  let child;
   try {
+    // 0. The bulk build, before the server starts (on SQLite the builders are then its only writers).
+    let built = { users: [] };
+    if (bulk > 0) {
+      const before = await storeBytes(store);
+      log(`${label}: building ${bulk} end users in bulk (${bulkProcesses[kind]} process(es))`);
+      built = await bulkBuild({ dataDir: store.dir, env, root, count: bulk, processes: bulkProcesses[kind], log });
+      figures.bulkPerSecond = built.perSecond;
+      figures.bulkPerSecondBySlice = built.perSlice;
+      figures.bulkBuilderCpuUs = built.builderCpuUs;
+      if (kind === 'postgres') figures.bulkPostgresCpuUs = built.postgresCpuUs;
+      figures.bulkMinutes = Number((built.elapsedMs / 60000).toFixed(1));
+      figures.bulkBytesPerEndUser = perEndUser(before, await storeBytes(store), bulk).total;
+      rows.push({
+        scenario: `bulk build: create_sub_organization V7 through the pipeline in-process, ${label}, ${bulk} end users`,
+        concurrency: 32 * bulkProcesses[kind],
+        requests: bulk,
+        errors: 0,
+        perSecond: built.perSecond,
+        serverCpuUs: built.builderCpuUs,
+        postgresCpuUs: kind === 'postgres' ? built.postgresCpuUs : '',
+        note: `per 10% slices: ${built.perSlice.join(' ')}`,
+      });
+    }
+    const served = await serveOnly(store.dir, env);
+    child = served.child;
+    const url = served.url;
+    const pid = child.pid;
     // The hot organization's account: the root organization's wallet.
     const [wallet] = (await sendEach(url, prestamp(root, '/public/v1/submit/create_wallet', 1, (i) => activity('ACTIVITY_TYPE_CREATE_WALLET', root.organizationId, { walletName: 'hot', accounts: [ETH] }, i)), pid)).answers;
     const hotAddress = wallet.activity.result.createWalletResult.addresses[0];
@@ -259,16 +298,18 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
       sigilPid: pid,
       pgClient: store.pgClient,
     });
-    const order = users.map((_, i) => i).sort(() => Math.random() - 0.5);
+    // The cold signers and the looked-up users: the measured ones and the bulk build's sample.
+    const pool = [...users, ...built.users];
+    const order = pool.map((_, i) => i).sort(() => Math.random() - 0.5);
     const coldRequests = order.map((i, k) => {
-      const u = users[i];
+      const u = pool[i];
       return prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () => signBody(u.organizationId, u.address, k, 'c01d'))[0];
     });
     const cold = await runLoad({ url, requests: coldRequests, concurrency: CONCURRENCY, durationMs, warmupMs: 0, sigilPid: pid, pgClient: store.pgClient });
     const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
     for (const [name, r] of [
       ['one hot organization', hot],
-      [`a random end user of ${n}, each once (cold)`, cold],
+      [`a random end user of ${n + bulk}, each once (cold)`, cold],
     ]) {
       if (r.errors) log(`${label} sign, ${name}: ${r.errors} errors, first: ${r.firstError}`);
       rows.push({
@@ -290,7 +331,7 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
     rows.push({ scenario: `sign_raw_payload, ${label}: cold / hot server CPU per request${kind === 'postgres' ? ' (Node + PostgreSQL)' : ''}`, concurrency: CONCURRENCY, serverCpuUs: figures.coldOverHot });
 
     // 4. Lookups.
-    const sample = order.slice(0, Math.min(200, n)).map((i) => users[i]);
+    const sample = order.slice(0, Math.min(200, pool.length)).map((i) => pool[i]);
     for (const u of sample) u.filters = { EMAIL: u.email, PHONE_NUMBER: u.phone, PUBLIC_KEY: u.key.apiPublicKey, WALLET_ACCOUNT_ADDRESS: u.address, NAME: u.name, USERNAME: u.userName };
     const lookups = [
       ...Object.keys(sample[0].filters).map((type) => ({
@@ -314,7 +355,7 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
       // mostly runs alone: its own cost, the figure an index read is judged by.
       const paced = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 500, sigilPid: pid, pgClient: store.pgClient, repeat: true, ratePerSecond: LOOKUP_PACE });
       figures.lookupP99msPaced[l.name] = paced.p99ms;
-      rows.push({ scenario: `${l.name}, ${label}, ${n} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '', note: `paced at ${LOOKUP_PACE}/s: p50 ${paced.p50ms} ms, p99 ${paced.p99ms} ms` });
+      rows.push({ scenario: `${l.name}, ${label}, ${n + bulk} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '', note: `paced at ${LOOKUP_PACE}/s: p50 ${paced.p50ms} ms, p99 ${paced.p99ms} ms` });
     }
     if (kind === 'postgres') figures.plans = await lookupPlans(store, root.organizationId, sample[0]);
 
@@ -322,9 +363,10 @@ async function storeRun(kind, { n, durationMs, warmupMs, log }) {
     figures.rssMb = Object.fromEntries(servingProcesses(pid).map((p) => [p, rssMb(p)]));
     return { rows, figures, hot, root };
   } finally {
-    await stop(child);
+    if (child) await stop(child);
     if (store.pgClient) await store.pgClient.end();
-    if (deployment) await dropBenchSchema(deployment);
+    if (deployment && keep) log(`${label}: kept schema ${deployment.schema} (--keep)`);
+    else if (deployment) await dropBenchSchema(deployment);
     else rmSync(store.dir, { recursive: true, force: true });
   }
 }
@@ -349,12 +391,12 @@ async function referenceRun({ durationMs, warmupMs }) {
  * The whole bench: `stores` in turn, then the reference server; returns the rows (for console.table
  * and bench/run.mjs) and the figures of each store.
  */
-export async function scaleRun({ n = 3000, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
+export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, keep = false, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
   const rows = [];
   const figures = [];
   const hots = {};
   for (const kind of stores) {
-    const r = await storeRun(kind, { n, durationMs, warmupMs, log });
+    const r = await storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log });
     rows.push(...r.rows);
     figures.push(r.figures);
     hots[kind] = r.hot;
@@ -370,10 +412,22 @@ export async function scaleRun({ n = 3000, stores = ['sqlite', 'postgres'], dura
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { n: { type: 'string', default: '3000' }, stores: { type: 'string', default: 'sqlite,postgres' }, 'duration-ms': { type: 'string', default: '5000' }, 'warmup-ms': { type: 'string', default: '10000' } } });
+  const { values } = parseArgs({
+    options: {
+      n: { type: 'string', default: '3000' },
+      bulk: { type: 'string', default: '0' },
+      'bulk-processes': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      stores: { type: 'string', default: 'sqlite,postgres' },
+      'duration-ms': { type: 'string', default: '5000' },
+      'warmup-ms': { type: 'string', default: '10000' },
+    },
+  });
   const started = new Date();
-  const out = await scaleRun({ n: Number(values.n), stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
-  console.log(`\nSigil scale bench: ${values.n} end users, concurrency ${CONCURRENCY}, load average at the start ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const bulkProcesses = values['bulk-processes'] ? { sqlite: 1, postgres: Number(values['bulk-processes']) } : undefined;
+  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, keep: values.keep, stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
+  console.log(`\nSigil scale bench: ${values.n} end users measured${Number(values.bulk) ? ` on ${values.bulk} built in bulk` : ''}, concurrency ${CONCURRENCY}, load average at the start ${load}, at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.table(out.rows);
   for (const f of out.figures) {
     const { plans, bytesPerEndUserByObject, ...rest } = f;
@@ -383,6 +437,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   const file = join(ROOT, 'bench', 'results', `scale-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ when: started.toISOString(), n: Number(values.n), ...out }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: started.toISOString(), n: Number(values.n), bulk: Number(values.bulk), ...out }, null, 2));
   console.log(`written to ${file}`);
 }

@@ -3,7 +3,14 @@
 import { organizationData, renameOrganization, rootQuorum } from '../domain/governance/organizations.js';
 import { defineActivity, defineQuery, type TypeAlias } from './define.js';
 import { invalid } from '../errors/errors.js';
-import { createSubOrganization, deleteSubOrganization, type CreateSubOrganizationParams, type RootUserParams } from '../domain/governance/sub-organizations.js';
+import {
+  createSubOrganization,
+  deleteSubOrganization,
+  prepareSubOrganization,
+  type CreateSubOrganizationParams,
+  type CreateSubOrganizationResult,
+  type RootUserParams,
+} from '../domain/governance/sub-organizations.js';
 import { pageLimit } from '../domain/records.js';
 import { checkPhoneNumber } from '../domain/identity/contacts.js';
 import { keyDerivationFacts, walletDerivationFacts } from '../domain/keys/app-proofs.js';
@@ -90,15 +97,7 @@ const subOrganizationV1: TypeAlias = {
   }),
 };
 
-export const createSubOrganizationOp = defineActivity<
-  CreateSubOrganizationParams,
-  {
-    subOrganizationId: string;
-    wallet?: { walletId: string; addresses: string[] };
-    privateKeys?: { privateKeyId: string; addresses: { format: string; address: string }[] }[];
-    rootUserIds: string[];
-  }
->({
+export const createSubOrganizationOp = defineActivity<CreateSubOrganizationParams, CreateSubOrganizationResult>({
   path: 'create_sub_organization',
   type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8',
   aliases: [...([7, 6, 5, 4, 3, 2] as const).map(subOrganizationAlias), subOrganizationV1],
@@ -110,6 +109,9 @@ export const createSubOrganizationOp = defineActivity<
     ...(r.wallet && p.wallet ? walletDerivationFacts(r.subOrganizationId, r.wallet.walletId, p.wallet.accounts, r.wallet.addresses) : []),
     ...(r.privateKeys ?? []).flatMap((k) => keyDerivationFacts(r.subOrganizationId, k.addresses.map((a) => a.address))),
   ],
+  // Keys, seeds and attestations are made before any lock; the inserts join the grouped commit, so
+  // concurrent signups share commits.
+  prepare: (ctx, p) => prepareSubOrganization(ctx, p),
   execute: (ctx, p) => createSubOrganization(ctx, p),
 });
 

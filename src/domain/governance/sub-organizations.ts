@@ -1,23 +1,23 @@
 // Sub-organizations (docs/reference/organizations.md; swagger v1CreateSubOrganizationIntentV8, and V3's
 // privateKeys): created by a parent with its own root users, API keys, root quorum and optionally a
-// wallet (or, V3, private keys), all in one
-// transaction; the parent may read it but never write to it; only the sub-organization's own root
-// users delete it, and only once its keys have been exported or deleteWithoutExport is set.
+// wallet (or, V3, private keys), all in one commit, prepared before it and written in a grouped one
+// (docs/design.md "Signups in shared commits"); the parent may read it but never write to it; only the
+// sub-organization's own root users delete it, and only once its keys have been exported or
+// deleteWithoutExport is set.
 import { SigilError, invalid } from '../../errors/errors.js';
 import type { OrganizationRow } from '../../store/index.js';
-import type { ApiKeyParams } from '../identity/api-keys.js';
-import type { AuthenticatorParams } from '../identity/authenticators.js';
+import { apiKeyExists, type ApiKeyParams } from '../identity/api-keys.js';
+import { authenticatorExists, type AuthenticatorParams } from '../identity/authenticators.js';
 import { checkName } from '../identity/contacts.js';
-import type { OauthProviderParams } from '../identity/oauth-providers.js';
-import { insertUserWithCredentials } from '../identity/users.js';
-import type { ActivityContext } from '../context.js';
-import { storeWallet, type WalletAccountParams } from '../keys/wallets.js';
-import { createPrivateKeys, type PrivateKeyParams } from '../keys/private-keys.js';
+import { oauthProviderExists, sameIdentity, type OauthProviderParams } from '../identity/oauth-providers.js';
+import { newUserRows, type NewUserRows } from '../identity/users.js';
+import type { ActivityContext, Prepared } from '../context.js';
+import { prepareNewWallet, type WalletAccountParams } from '../keys/wallets.js';
+import { prepareNewOrganizationPrivateKeys, type PrivateKeyParams } from '../keys/private-keys.js';
 import { reserve } from './quotas.js';
-import { generateMnemonic, isMnemonicWordCount } from '../../crypto/bip39.js';
 import type { ClientSignature } from '../identity/verification-tokens.js';
-import { verifyContactAtSignup } from '../identity/verified-contacts.js';
-import { destroyOrganizationKey } from '../keys/organization-keys.js';
+import { proveContactAtSignup } from '../identity/verified-contacts.js';
+import { destroyOrganizationKey, newOrganizationSealer } from '../keys/organization-keys.js';
 
 export interface RootUserParams {
   userName: string;
@@ -40,7 +40,21 @@ export interface CreateSubOrganizationParams {
   clientSignature?: ClientSignature;
 }
 
-export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOrganizationParams) {
+export interface CreateSubOrganizationResult {
+  subOrganizationId: string;
+  wallet?: { walletId: string; addresses: string[] };
+  privateKeys?: { privateKeyId: string; addresses: { format: string; address: string }[] }[];
+  rootUserIds: string[];
+}
+
+/**
+ * create_sub_organization made ready to store (docs/design.md "Signups in shared commits"): every
+ * check, the passkey attestations, the verification token, the wallet's seed, derivations and sealing
+ * happen here, before any transaction, reading only what already exists (the token). The new organization is
+ * invisible to everyone until it commits, so nothing of it needs reading or locking: `writes` only
+ * inserts, and joins the grouped commit that records the activity, shared with concurrent signups.
+ */
+export async function prepareSubOrganization(ctx: ActivityContext, p: CreateSubOrganizationParams): Promise<Prepared<CreateSubOrganizationResult>> {
   if (ctx.organization.parent_organization_id) {
     throw new SigilError('INVALID_ACTIVITY_CALLER', 'This activity cannot be called by sub-organizations');
   }
@@ -57,30 +71,76 @@ export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOr
     created_at: ctx.now,
     updated_at: ctx.now,
   };
-  await ctx.repos.organizations.insert(sub);
   // The new organization is empty; its root users still count against its limit of users.
   await reserve(ctx.repos, sub, 'users', p.rootUsers.length, { newOrganization: true });
-  const rootUserIds: string[] = [];
-  const created: { id: string; user_email: string | null; user_phone_number: string | null }[] = [];
+  const users: NewUserRows[] = [];
   for (const [i, u] of p.rootUsers.entries()) {
     // The parent writes these contacts: a login through the parent may find them (migration 026).
-    const userId = await insertUserWithCredentials(ctx, sub.id, u, `rootUsers[${i}]`, 'a root user', true);
-    rootUserIds.push(userId);
-    created.push({ id: userId, user_email: u.userEmail || null, user_phone_number: u.userPhoneNumber || null });
+    users.push(await newUserRows(ctx, sub.id, u, `rootUsers[${i}]`, 'a root user', true));
   }
-  if (p.verificationToken) await verifyContactAtSignup(ctx, { verificationToken: p.verificationToken, clientSignature: p.clientSignature }, sub.id, created);
-  await ctx.repos.organizations.setRootQuorum(sub.id, p.rootQuorumThreshold, rootUserIds, ctx.now);
-  let wallet: { walletId: string; addresses: string[] } | undefined;
-  if (p.wallet) {
-    const words = p.wallet.mnemonicLength ?? 12;
-    if (!isMnemonicWordCount(words)) throw invalid(`invalid mnemonic length ${words}: use 12, 15, 18, 21 or 24`);
-    wallet = await storeWallet(
-      { ...ctx, organization: sub },
-      { walletName: p.wallet.walletName, accounts: p.wallet.accounts, mnemonic: generateMnemonic(words), imported: false, newOrganization: true },
-    );
+  checkNoSharedCredentials(users);
+  const spendToken = p.verificationToken
+    ? await proveContactAtSignup(ctx, { verificationToken: p.verificationToken, clientSignature: p.clientSignature }, users.map((u) => u.user))
+    : undefined;
+  const key = newOrganizationSealer(ctx.services.barrier, sub.id, ctx.now);
+  const inSub = { ...ctx, organization: sub };
+  const wallet = p.wallet ? await prepareNewWallet(inSub, p.wallet, { sealer: key.sealer }) : undefined;
+  const privateKeys = p.privateKeys?.length ? prepareNewOrganizationPrivateKeys(inSub, p.privateKeys, key.sealer) : undefined;
+  const rootUserIds = users.map((u) => u.user.id);
+  return {
+    result: {
+      subOrganizationId: sub.id,
+      ...(wallet ? { wallet: wallet.result } : {}),
+      ...(p.privateKeys ? { privateKeys: privateKeys?.result.privateKeys ?? [] } : {}),
+      rootUserIds,
+    },
+    writes: async (repos) => {
+      await spendToken?.(repos);
+      await repos.organizations.insertWithContents({
+        organization: sub,
+        users: users.map((u) => u.user),
+        apiKeys: users.flatMap((u) => u.apiKeys),
+        authenticators: users.flatMap((u) => u.authenticators),
+        oauthProviders: users.flatMap((u) => u.oauthProviders),
+        rootQuorum: rootUserIds,
+        key: key.row,
+      });
+      await wallet?.writes(repos);
+      await privateKeys?.writes(repos);
+    },
+  };
+}
+
+/**
+ * Root users of one new organization may not share a credential (an API key's public key, a passkey's
+ * credential id, an OAuth identity are each unique in an organization); the answer is the one a
+ * second registration in an existing organization gets.
+ */
+function checkNoSharedCredentials(users: NewUserRows[]): void {
+  const keys = new Set<string>();
+  const passkeys = new Set<string>();
+  const identities: NewUserRows['oauthProviders'] = [];
+  for (const u of users) {
+    for (const k of u.apiKeys) {
+      if (keys.has(k.public_key)) throw apiKeyExists(k.public_key);
+      keys.add(k.public_key);
+    }
+    for (const a of u.authenticators) {
+      if (passkeys.has(a.credential_id)) throw authenticatorExists(a.credential_id);
+      passkeys.add(a.credential_id);
+    }
+    for (const o of u.oauthProviders) {
+      if (identities.some((i) => sameIdentity(i, o))) throw oauthProviderExists(o);
+      identities.push(o);
+    }
   }
-  const privateKeys = p.privateKeys?.length ? (await createPrivateKeys({ ...ctx, organization: sub }, p.privateKeys)).privateKeys : undefined;
-  return { subOrganizationId: sub.id, ...(wallet ? { wallet } : {}), ...(p.privateKeys ? { privateKeys: privateKeys ?? [] } : {}), rootUserIds };
+}
+
+/** create_sub_organization in the caller's transaction (an approval that completes it). */
+export async function createSubOrganization(ctx: ActivityContext, p: CreateSubOrganizationParams): Promise<CreateSubOrganizationResult> {
+  const prepared = await prepareSubOrganization(ctx, p);
+  await prepared.writes(ctx.repos);
+  return prepared.result;
 }
 
 export async function deleteSubOrganization(ctx: ActivityContext, deleteWithoutExport = false) {

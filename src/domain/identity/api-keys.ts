@@ -103,6 +103,8 @@ export function buildApiKeyRows(
   });
 }
 
+export const apiKeyExists = (publicKey: string) => new SigilError('CONFLICT', `an API key with public key ${publicKey} already exists in this organization`);
+
 /**
  * Inserts keys, refusing a public key that already belongs to a credential of this organization,
  * within the per-user limits (src/domain/governance/quotas.ts: at most 10 long-lived keys; older expiring keys
@@ -112,9 +114,7 @@ export function buildApiKeyRows(
 export async function insertApiKeys(repos: Repositories, organizationId: string, rows: ApiKeyRow[], opts: { keepKeyId?: string } = {}): Promise<void> {
   for (const row of rows) {
     const clash = await repos.apiKeys.findByPublicKey([organizationId], row.public_key);
-    if (clash.length > 0) {
-      throw new SigilError('CONFLICT', `an API key with public key ${row.public_key} already exists in this organization`);
-    }
+    if (clash.length > 0) throw apiKeyExists(row.public_key);
   }
   if (rows.length === 0) return;
   await enforceApiKeyLimits(repos, organizationId, rows, { now: rows[0].created_at, keepKeyId: opts.keepKeyId });
@@ -156,32 +156,36 @@ export async function enforceApiKeyLimits(
   if (rows.length === 0) return;
   await repos.organizations.lockForUpdate(organizationId);
   for (const userId of new Set(rows.map((r) => r.user_id))) {
-    const adding = rows.filter((r) => r.user_id === userId);
-    const addingLongLived = adding.filter((r) => r.expires_at === null).length;
-    const addingExpiring = adding.length - addingLongLived;
-    const existing = await repos.apiKeys.listForUsers(organizationId, [userId]);
-    const longLived = existing.filter((k) => k.expires_at === null).length;
-    if (longLived + addingLongLived > MAX_LONG_LIVED_API_KEYS_PER_USER) {
-      throw new SigilError(
-        'RATE_LIMIT_EXCEEDED',
-        `${LONG_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_LONG_LIVED_API_KEYS_PER_USER} (has ${longLived}, adding ${addingLongLived})`,
-      );
-    }
-    if (addingExpiring === 0) continue;
-    const expiring = existing.filter((k) => k.expires_at !== null);
-    const excess = expiring.length + addingExpiring - MAX_EXPIRING_API_KEYS_PER_USER;
-    if (excess <= 0) continue;
-    const byAge = (a: ApiKeyRow, b: ApiKeyRow) => a.created_at - b.created_at || a.id.localeCompare(b.id);
-    const evictable = [
-      ...expiring.filter((k) => isExpired(k, opts.now)).sort(byAge),
-      ...expiring.filter((k) => !isExpired(k, opts.now) && k.id !== opts.keepKeyId).sort(byAge),
-    ];
-    if (evictable.length < excess) {
-      throw new SigilError(
-        'RATE_LIMIT_EXCEEDED',
-        `${SHORT_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_EXPIRING_API_KEYS_PER_USER} expiring keys (has ${expiring.length}, adding ${addingExpiring})`,
-      );
-    }
-    await repos.apiKeys.delete(organizationId, userId, evictable.slice(0, excess).map((k) => k.id));
+    const evict = apiKeysToEvict(await repos.apiKeys.listForUsers(organizationId, [userId]), rows.filter((r) => r.user_id === userId), opts);
+    if (evict.length > 0) await repos.apiKeys.delete(organizationId, userId, evict.map((k) => k.id));
   }
+}
+
+/** Of one user's `existing` keys, those that must go for `adding` to fit the limits above; throws when no eviction can make room. */
+export function apiKeysToEvict(existing: ApiKeyRow[], adding: ApiKeyRow[], opts: { now: number; keepKeyId?: string }): ApiKeyRow[] {
+  const addingLongLived = adding.filter((r) => r.expires_at === null).length;
+  const addingExpiring = adding.length - addingLongLived;
+  const longLived = existing.filter((k) => k.expires_at === null).length;
+  if (longLived + addingLongLived > MAX_LONG_LIVED_API_KEYS_PER_USER) {
+    throw new SigilError(
+      'RATE_LIMIT_EXCEEDED',
+      `${LONG_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_LONG_LIVED_API_KEYS_PER_USER} (has ${longLived}, adding ${addingLongLived})`,
+    );
+  }
+  if (addingExpiring === 0) return [];
+  const expiring = existing.filter((k) => k.expires_at !== null);
+  const excess = expiring.length + addingExpiring - MAX_EXPIRING_API_KEYS_PER_USER;
+  if (excess <= 0) return [];
+  const byAge = (a: ApiKeyRow, b: ApiKeyRow) => a.created_at - b.created_at || a.id.localeCompare(b.id);
+  const evictable = [
+    ...expiring.filter((k) => isExpired(k, opts.now)).sort(byAge),
+    ...expiring.filter((k) => !isExpired(k, opts.now) && k.id !== opts.keepKeyId).sort(byAge),
+  ];
+  if (evictable.length < excess) {
+    throw new SigilError(
+      'RATE_LIMIT_EXCEEDED',
+      `${SHORT_LIVED_API_KEYS_MESSAGE}: a user holds at most ${MAX_EXPIRING_API_KEYS_PER_USER} expiring keys (has ${expiring.length}, adding ${addingExpiring})`,
+    );
+  }
+  return evictable.slice(0, excess);
 }

@@ -74,28 +74,27 @@ export function modelOf(aaguid: string): string {
   return MODELS[aaguid.toLowerCase()] ?? 'Unknown authenticator';
 }
 
+/** More than a user may hold (docs/reference/api.md "Limits"): `existing` held, `adding` more. */
+export function checkAuthenticatorCount(existing: number, adding: number): void {
+  if (existing + adding > MAX_AUTHENTICATORS_PER_USER) {
+    throw new SigilError(
+      'RATE_LIMIT_EXCEEDED',
+      `user has exceeded maximum authenticators: a user holds at most ${MAX_AUTHENTICATORS_PER_USER} (has ${existing}, adding ${adding})`,
+    );
+  }
+}
+
 /**
- * Verifies each attestation against its challenge and the deployment's relying party, then stores
- * the authenticators for `userId` in `organizationId`. All or nothing: the caller's transaction
- * undoes everything when one of them is refused. Returns the new authenticator ids in order.
+ * Verifies each attestation against its challenge and the deployment's relying party and builds the
+ * rows for `userId` in `organizationId`; reads nothing, so it may run before any transaction.
  */
-export async function registerAuthenticators(
-  ctx: Pick<OperationContext, 'repos' | 'now' | 'newId' | 'services'>,
+export async function authenticatorRows(
+  ctx: Pick<OperationContext, 'now' | 'newId' | 'services'>,
   organizationId: string,
   userId: string,
   params: AuthenticatorParams[],
   field = 'authenticators',
-): Promise<string[]> {
-  if (params.length === 0) return [];
-  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
-  await ctx.repos.organizations.lockForUpdate(organizationId);
-  const existing = await ctx.repos.authenticators.countForUser(organizationId, userId);
-  if (existing + params.length > MAX_AUTHENTICATORS_PER_USER) {
-    throw new SigilError(
-      'RATE_LIMIT_EXCEEDED',
-      `user has exceeded maximum authenticators: a user holds at most ${MAX_AUTHENTICATORS_PER_USER} (has ${existing}, adding ${params.length})`,
-    );
-  }
+): Promise<AuthenticatorRow[]> {
   const rows: AuthenticatorRow[] = [];
   for (const [i, p] of params.entries()) {
     const at = `${field}[${i}]`;
@@ -109,10 +108,6 @@ export async function registerAuthenticators(
     }
     if (rows.some((r) => r.credential_id === verified.credentialId)) {
       throw invalid(`${at}.attestation.credentialId is listed twice`);
-    }
-    const clash = await ctx.repos.authenticators.findByCredentialId([organizationId], verified.credentialId);
-    if (clash.length > 0) {
-      throw new SigilError('CONFLICT', `an authenticator with credential ID ${verified.credentialId} already exists in this organization`);
     }
     rows.push({
       id: ctx.newId(),
@@ -131,6 +126,32 @@ export async function registerAuthenticators(
       created_at: ctx.now,
       updated_at: ctx.now,
     });
+  }
+  return rows;
+}
+
+export const authenticatorExists = (credentialId: string) =>
+  new SigilError('CONFLICT', `an authenticator with credential ID ${credentialId} already exists in this organization`);
+
+/**
+ * Verifies each attestation against its challenge and the deployment's relying party, then stores
+ * the authenticators for `userId` in `organizationId`. All or nothing: the caller's transaction
+ * undoes everything when one of them is refused. Returns the new authenticator ids in order.
+ */
+export async function registerAuthenticators(
+  ctx: Pick<OperationContext, 'repos' | 'now' | 'newId' | 'services'>,
+  organizationId: string,
+  userId: string,
+  params: AuthenticatorParams[],
+  field = 'authenticators',
+): Promise<string[]> {
+  if (params.length === 0) return [];
+  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
+  await ctx.repos.organizations.lockForUpdate(organizationId);
+  checkAuthenticatorCount(await ctx.repos.authenticators.countForUser(organizationId, userId), params.length);
+  const rows = await authenticatorRows(ctx, organizationId, userId, params, field);
+  for (const r of rows) {
+    if ((await ctx.repos.authenticators.findByCredentialId([organizationId], r.credential_id)).length > 0) throw authenticatorExists(r.credential_id);
   }
   await ctx.repos.authenticators.insert(rows);
   return rows.map((r) => r.id);

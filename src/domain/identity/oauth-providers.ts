@@ -83,9 +83,9 @@ function identityOf(p: OauthProviderParams, field: string): Identity {
   return identity;
 }
 
-const sameIdentity = (a: Identity, b: Identity) => a.issuer === b.issuer && a.audience === b.audience && a.subject === b.subject;
+export const sameIdentity = (a: Identity, b: Identity) => a.issuer === b.issuer && a.audience === b.audience && a.subject === b.subject;
 
-const alreadyExists = (i: Identity) =>
+export const oauthProviderExists = (i: Identity) =>
   new SigilError(
     'CONFLICT',
     `oauth provider already exists: an OAuth provider with issuer ${JSON.stringify(i.issuer)}, audience ${JSON.stringify(i.audience)} and subject ${JSON.stringify(i.subject)} is registered in this organization`,
@@ -103,6 +103,30 @@ export async function registerOauthProviders(
   field = 'oauthProviders',
 ): Promise<string[]> {
   if (params.length === 0) return [];
+  const rows = oauthProviderRows(ctx, organizationId, userId, params, field);
+  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
+  await ctx.repos.organizations.lockForUpdate(organizationId);
+  checkOauthProviderCount((await ctx.repos.oauthProviders.listForUsers(organizationId, [userId])).length, rows.length);
+  const clash = await ctx.repos.oauthProviders.findIdentities(organizationId, rows);
+  if (clash.length > 0) throw oauthProviderExists(clash[0]);
+  try {
+    await ctx.repos.oauthProviders.insert(rows);
+  } catch (err) {
+    // A concurrent registration of the same identity won.
+    if (isUniqueViolation(err)) throw oauthProviderExists(rows[0]);
+    throw err;
+  }
+  return rows.map((r) => r.id);
+}
+
+/** The rows of a user's new providers, each checked; reads nothing, so it may run before any transaction. */
+export function oauthProviderRows(
+  ctx: Pick<ActivityContext, 'now' | 'newId'>,
+  organizationId: string,
+  userId: string,
+  params: OauthProviderParams[],
+  field = 'oauthProviders',
+): OauthProviderRow[] {
   const rows: OauthProviderRow[] = [];
   for (const [i, p] of params.entries()) {
     const at = `${field}[${i}]`;
@@ -119,25 +143,17 @@ export async function registerOauthProviders(
       updated_at: ctx.now,
     });
   }
-  // Counted under the organization's row lock, so concurrent registrations cannot both fit.
-  await ctx.repos.organizations.lockForUpdate(organizationId);
-  const held = (await ctx.repos.oauthProviders.listForUsers(organizationId, [userId])).length;
-  if (held + rows.length > MAX_OAUTH_PROVIDERS_PER_USER) {
+  return rows;
+}
+
+/** More than a user may hold (docs/reference/api.md "Limits"): `held` held, `adding` more. */
+export function checkOauthProviderCount(held: number, adding: number): void {
+  if (held + adding > MAX_OAUTH_PROVIDERS_PER_USER) {
     throw new SigilError(
       'RATE_LIMIT_EXCEEDED',
-      `user has exceeded maximum oauth providers: a user holds at most ${MAX_OAUTH_PROVIDERS_PER_USER} (it has ${held}, ${rows.length} more requested)`,
+      `user has exceeded maximum oauth providers: a user holds at most ${MAX_OAUTH_PROVIDERS_PER_USER} (it has ${held}, ${adding} more requested)`,
     );
   }
-  const clash = await ctx.repos.oauthProviders.findIdentities(organizationId, rows);
-  if (clash.length > 0) throw alreadyExists(clash[0]);
-  try {
-    await ctx.repos.oauthProviders.insert(rows);
-  } catch (err) {
-    // A concurrent registration of the same identity won.
-    if (isUniqueViolation(err)) throw alreadyExists(rows[0]);
-    throw err;
-  }
-  return rows.map((r) => r.id);
 }
 
 export function oauthProviderRecord(row: OauthProviderRow): OauthProviderRecord {

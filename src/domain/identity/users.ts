@@ -1,11 +1,19 @@
 // Users: creation with their credentials, updates, deletion, and the v1User record
 // (docs/reference/organizations.md; swagger v1UserParamsV4, v1UpdateUserIntent, v1User).
 import { SigilError, invalid, notFound } from '../../errors/errors.js';
-import type { ApiKeyRow, AuthenticatorRow, MfaPolicyRow, Repositories, UserRow } from '../../store/index.js';
-import { apiKeyRecord, buildApiKeyRows, insertApiKeys, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
-import { authenticatorRecord, registerAuthenticators, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
+import { isUniqueViolation, type ApiKeyRow, type AuthenticatorRow, type MfaPolicyRow, type OauthProviderRow, type Repositories, type UserRow } from '../../store/index.js';
+import { apiKeyExists, apiKeyRecord, apiKeysToEvict, buildApiKeyRows, type ApiKeyParams, type ApiKeyRecord } from './api-keys.js';
+import { authenticatorExists, authenticatorRecord, authenticatorRows, checkAuthenticatorCount, type AuthenticatorParams, type AuthenticatorRecord } from './authenticators.js';
 import { checkEmail, checkName, checkPhoneNumber } from './contacts.js';
-import { oauthProviderRecord, oauthProvidersByUser, registerOauthProviders, type OauthProviderParams, type OauthProviderRecord } from './oauth-providers.js';
+import {
+  checkOauthProviderCount,
+  oauthProviderExists,
+  oauthProviderRecord,
+  oauthProviderRows,
+  oauthProvidersByUser,
+  type OauthProviderParams,
+  type OauthProviderRecord,
+} from './oauth-providers.js';
 import { requireAll, requireUser } from '../lookup.js';
 import { timestamp, type TimestampObject } from '../records.js';
 import type { ActivityContext } from '../context.js';
@@ -40,19 +48,29 @@ export async function requireTags(repos: Repositories, organizationId: string, t
   return (await requireAll(tagIds, (ids) => repos.userTags.getMany(organizationId, ids), `${field}: user tag not found`)).ids;
 }
 
+/** A new user's rows: the user and the credentials it is created with. */
+export interface NewUserRows {
+  user: UserRow;
+  apiKeys: ApiKeyRow[];
+  authenticators: AuthenticatorRow[];
+  oauthProviders: OauthProviderRow[];
+}
+
 /**
- * One user with its API keys, passkeys and OAuth providers, each checked, then written (create_users,
- * and the root users of create_sub_organization). `who` names it in the one-credential message.
+ * One new user with its API keys, passkeys and OAuth providers, each checked as far as it can be
+ * without reading: a new user holds nothing, so its per-user limits are checked here too. What is
+ * left is a clash with a credential the organization already has. `who` names it in the
+ * one-credential message.
  */
-export async function insertUserWithCredentials(
-  ctx: Pick<ActivityContext, 'repos' | 'now' | 'newId' | 'services'>,
+export async function newUserRows(
+  ctx: Pick<ActivityContext, 'now' | 'newId' | 'services'>,
   organizationId: string,
   u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
   field: string,
   who: 'a user' | 'a root user',
   /** The parent organization writes these contacts (create_sub_organization): it vouches for them. */
   vouchedByParent = false,
-): Promise<string> {
+): Promise<NewUserRows> {
   checkName(u.userName, `${field}.userName`);
   if (u.userEmail) checkEmail(u.userEmail, `${field}.userEmail`);
   if (u.userPhoneNumber) checkPhoneNumber(u.userPhoneNumber, `${field}.userPhoneNumber`);
@@ -60,7 +78,13 @@ export async function insertUserWithCredentials(
     throw invalid(`${field}: ${who} needs at least one credential: an API key, an authenticator, an OAuth provider, an email or a phone number`);
   }
   const userId = ctx.newId();
-  await ctx.repos.users.insert({
+  const apiKeys = buildApiKeyRows(organizationId, userId, u.apiKeys, ctx.now, ctx.newId);
+  apiKeysToEvict([], apiKeys, { now: ctx.now });
+  checkAuthenticatorCount(0, u.authenticators?.length ?? 0);
+  const authenticators = await authenticatorRows(ctx, organizationId, userId, u.authenticators ?? [], `${field}.authenticators`);
+  checkOauthProviderCount(0, u.oauthProviders?.length ?? 0);
+  const oauthProviders = oauthProviderRows(ctx, organizationId, userId, u.oauthProviders ?? [], `${field}.oauthProviders`);
+  const user: UserRow = {
     id: userId,
     organization_id: organizationId,
     user_name: u.userName,
@@ -72,11 +96,46 @@ export async function insertUserWithCredentials(
     phone_number_vouched_at: vouchedByParent && u.userPhoneNumber ? ctx.now : null,
     created_at: ctx.now,
     updated_at: ctx.now,
-  });
-  await insertApiKeys(ctx.repos, organizationId, buildApiKeyRows(organizationId, userId, u.apiKeys, ctx.now, ctx.newId));
-  await registerAuthenticators(ctx, organizationId, userId, u.authenticators ?? [], `${field}.authenticators`);
-  await registerOauthProviders(ctx, organizationId, userId, u.oauthProviders ?? [], `${field}.oauthProviders`);
-  return userId;
+  };
+  return { user, apiKeys, authenticators, oauthProviders };
+}
+
+/** Writes a new user's rows, already checked (newUserRows, and for clashes the caller). */
+export async function writeNewUser(repos: Repositories, rows: NewUserRows): Promise<void> {
+  await repos.users.insert(rows.user);
+  await repos.apiKeys.insert(rows.apiKeys);
+  await repos.authenticators.insert(rows.authenticators);
+  await repos.oauthProviders.insert(rows.oauthProviders);
+}
+
+/**
+ * One user with its API keys, passkeys and OAuth providers, each checked, then written in an
+ * existing organization (create_users, accepted invitations), whose credentials it must not repeat.
+ */
+export async function insertUserWithCredentials(
+  ctx: Pick<ActivityContext, 'repos' | 'now' | 'newId' | 'services'>,
+  organizationId: string,
+  u: Pick<UserParams, 'userName' | 'userEmail' | 'userPhoneNumber' | 'apiKeys'> & { authenticators?: AuthenticatorParams[]; oauthProviders?: OauthProviderParams[] },
+  field: string,
+  who: 'a user' | 'a root user',
+): Promise<string> {
+  const rows = await newUserRows(ctx, organizationId, u, field, who);
+  for (const k of rows.apiKeys) {
+    if ((await ctx.repos.apiKeys.findByPublicKey([organizationId], k.public_key)).length > 0) throw apiKeyExists(k.public_key);
+  }
+  for (const a of rows.authenticators) {
+    if ((await ctx.repos.authenticators.findByCredentialId([organizationId], a.credential_id)).length > 0) throw authenticatorExists(a.credential_id);
+  }
+  const clash = await ctx.repos.oauthProviders.findIdentities(organizationId, rows.oauthProviders);
+  if (clash.length > 0) throw oauthProviderExists(clash[0]);
+  try {
+    await writeNewUser(ctx.repos, rows);
+  } catch (err) {
+    // A concurrent registration of the same OAuth identity won (the reads above saw none).
+    if (isUniqueViolation(err) && rows.oauthProviders.length > 0) throw oauthProviderExists(rows.oauthProviders[0]);
+    throw err;
+  }
+  return rows.user.id;
 }
 
 /**

@@ -70,13 +70,16 @@ const CURRENT_SIGNUP = 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8';
  * A key-bound token needs the clientSignature of its signup usage by that key ("only required if a
  * public key was provided during the verification step") and keeps its login use; a token bound to
  * no key is taken by the versions before V8 only, and is then spent whole.
+ *
+ * Checked before the new users are written (their rows are still being built, `users`): the proven
+ * contact is marked on its user's row, and the returned write spends the token, refusing the
+ * signup when another use spent it first.
  */
-export async function verifyContactAtSignup(
+export async function proveContactAtSignup(
   ctx: ActivityContext,
   p: { verificationToken: string; clientSignature?: ClientSignature },
-  organizationId: string,
-  users: Pick<UserRow, 'id' | 'user_email' | 'user_phone_number'>[],
-): Promise<void> {
+  users: UserRow[],
+): Promise<(repos: Repositories) => Promise<void>> {
   const claims = await acceptVerificationToken(ctx, p.verificationToken, [ctx.organization.id]);
   const bound = claims.public_key !== undefined;
   if (bound) {
@@ -90,8 +93,12 @@ export async function verifyContactAtSignup(
   if (!user) {
     throw invalid(`invalid verification token: it verifies ${claims.contact}, which is not the ${kind === 'email' ? 'userEmail' : 'userPhoneNumber'} of any root user`);
   }
-  if (!(await ctx.repos.otps.spendToken(claims.id, ctx.now, bound ? 'signup' : 'whole'))) throw refused('it has already been used; verify a new code');
-  await ctx.repos.users.markContactVerified(organizationId, user.id, kind, ctx.now);
+  if (kind === 'email') user.email_verified_at = ctx.now;
+  else user.phone_number_verified_at = ctx.now;
+  const now = ctx.now;
+  return async (repos) => {
+    if (!(await repos.otps.spendToken(claims.id, now, bound ? 'signup' : 'whole'))) throw refused('it has already been used; verify a new code');
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // ciphertext names. The unwrapped key stays in the barrier's bounded per-process cache, so signing
 // reads the key row only the first time a process meets the organization.
 import { sealedKeyOf, type Barrier, type SealedLocation, type SecretSealer } from '../../barrier/barrier.js';
-import type { Repositories } from '../../store/index.js';
+import type { OrganizationKeyRow, Repositories } from '../../store/index.js';
 import { SigilError } from '../../errors/errors.js';
 
 /** A sealer for an organization's new secrets (and its existing ones); creates its key if it has none. */
@@ -15,6 +15,17 @@ export async function sealerFor(barrier: Barrier, repos: Repositories, organizat
     (await repos.organizationKeys.insertIfAbsent({ organization_id: organizationId, ...rowOf(barrier.newOrganizationKey(organizationId)), created_at: now }));
   const key = barrier.unwrapOrganizationKey(organizationId, { keyId: row.key_id, wrappedKey: row.wrapped_key });
   return barrier.forOrganization(organizationId, new Map([[row.key_id, key]]), row.key_id);
+}
+
+/**
+ * The data key of an organization not yet written (create_sub_organization): made in memory, so its
+ * secrets are sealed before any transaction; `row` is inserted with the organization, and a key whose
+ * organization never commits seals nothing anyone can reach.
+ */
+export function newOrganizationSealer(barrier: Barrier, organizationId: string, now: number): { sealer: SecretSealer; row: OrganizationKeyRow } {
+  const record = barrier.newOrganizationKey(organizationId);
+  const key = barrier.unwrapOrganizationKey(organizationId, record);
+  return { sealer: barrier.forOrganization(organizationId, new Map([[record.keyId, key]]), record.keyId), row: { organization_id: organizationId, ...rowOf(record), created_at: now } };
 }
 
 /** A sealer that opens the organization's given ciphertexts; the key row is read only on a cache miss. */

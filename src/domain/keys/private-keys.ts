@@ -10,7 +10,8 @@ import { SigilError, invalid, notFound } from '../../errors/errors.js';
 import type { PrivateKeyAddressRow, PrivateKeyRow, PrivateKeyTagRow, Repositories } from '../../store/index.js';
 import { checkName } from '../identity/contacts.js';
 import { requireAll } from '../lookup.js';
-import type { ActivityContext } from '../context.js';
+import type { ActivityContext, Prepared } from '../context.js';
+import type { SecretSealer } from '../../barrier/barrier.js';
 import { reserve } from '../governance/quotas.js';
 import { PRIVATE_KEY_AT } from './key-material.js';
 import { timestamp } from '../records.js';
@@ -35,6 +36,35 @@ async function requireTags(repos: Repositories, organizationId: string, tagIds: 
   return (await requireAll(tagIds, (ids) => repos.privateKeys.tags(organizationId, ids), `${field}: private key tag not found`)).ids;
 }
 
+/** One key's rows, sealed with `sealer`: what storing it writes, checked except against the rows that exist. */
+function privateKeyRows(ctx: ActivityContext, p: PrivateKeyParams, privateKey: Uint8Array, imported: boolean, sealer: SecretSealer) {
+  const orgId = ctx.organization.id;
+  const formats = [...new Set(p.addressFormats)];
+  for (const f of formats) assertCurveFitsAddressFormat(f, p.curve);
+  const publicKey = publicKeyFromPrivate(p.curve, privateKey, true);
+  const id = ctx.newId();
+  const addresses: PrivateKeyAddressRow[] = formats.map((format, position) => ({
+    private_key_id: id,
+    organization_id: orgId,
+    address_format: format,
+    address: encodeAddress(format, p.curve, publicKey),
+    position,
+  }));
+  const row: PrivateKeyRow = {
+    id,
+    organization_id: orgId,
+    name: p.privateKeyName,
+    curve: p.curve,
+    public_key: Buffer.from(publicKey).toString('hex'),
+    private_key: sealer.seal(privateKey, PRIVATE_KEY_AT(id)),
+    exported: 0,
+    imported: imported ? 1 : 0,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  return { row, addresses, result: { privateKeyId: id, addresses: addresses.map((a) => ({ format: a.address_format, address: a.address })) } };
+}
+
 /**
  * Stores one key with its addresses and tags; shared by create_private_keys and import_private_key,
  * which reserve the organization's quota of private keys first (src/domain/governance/quotas.ts).
@@ -50,35 +80,40 @@ export async function storePrivateKey(
   if (await ctx.repos.privateKeys.findByName(orgId, p.privateKeyName)) {
     throw new SigilError('CONFLICT', `a private key named ${JSON.stringify(p.privateKeyName)} already exists in this organization`);
   }
-  const formats = [...new Set(p.addressFormats)];
-  for (const f of formats) assertCurveFitsAddressFormat(f, p.curve);
+  for (const f of new Set(p.addressFormats)) assertCurveFitsAddressFormat(f, p.curve);
   const tags = await requireTags(ctx.repos, orgId, p.privateKeyTags, `${opts.field}.privateKeyTags`);
-  const publicKey = publicKeyFromPrivate(p.curve, privateKey, true);
-  const id = ctx.newId();
-  const addresses: PrivateKeyAddressRow[] = formats.map((format, position) => ({
-    private_key_id: id,
-    organization_id: orgId,
-    address_format: format,
-    address: encodeAddress(format, p.curve, publicKey),
-    position,
-  }));
-  await ctx.repos.privateKeys.insert(
-    {
-      id,
-      organization_id: orgId,
-      name: p.privateKeyName,
-      curve: p.curve,
-      public_key: Buffer.from(publicKey).toString('hex'),
-      private_key: (await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now)).seal(privateKey, PRIVATE_KEY_AT(id)),
-      exported: 0,
-      imported: opts.imported ? 1 : 0,
-      created_at: ctx.now,
-      updated_at: ctx.now,
+  const { row, addresses, result } = privateKeyRows(ctx, p, privateKey, opts.imported, await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now));
+  await ctx.repos.privateKeys.insert(row, addresses);
+  for (const tag of tags) await ctx.repos.privateKeys.assign(orgId, tag, [row.id]);
+  return result;
+}
+
+/**
+ * New random keys for an organization created in the same commit (create_sub_organization V3): it
+ * has no keys and no tags yet, so everything is checked here and `writes` only inserts.
+ */
+export function prepareNewOrganizationPrivateKeys(ctx: ActivityContext, keys: PrivateKeyParams[], sealer: SecretSealer): Prepared<{ privateKeys: ReturnType<typeof privateKeyRows>['result'][] }> {
+  if (keys.length === 0) throw invalid('privateKeys must list at least one key');
+  const names = new Set<string>();
+  const made = keys.map((p, i) => {
+    checkName(p.privateKeyName, `privateKeys[${i}].privateKeyName`);
+    if (names.has(p.privateKeyName)) throw invalid(`privateKeys[${i}].privateKeyName ${JSON.stringify(p.privateKeyName)} is listed twice`);
+    names.add(p.privateKeyName);
+    if (p.privateKeyTags.length > 0) throw notFound(`privateKeys[${i}].privateKeyTags: private key tag not found: ${[...new Set(p.privateKeyTags)].join(', ')}`);
+    const secret = randomPrivateKey(p.curve);
+    try {
+      return privateKeyRows(ctx, p, secret, false, sealer);
+    } finally {
+      secret.fill(0);
+    }
+  });
+  return {
+    result: { privateKeys: made.map((m) => m.result) },
+    writes: async (repos) => {
+      await reserve(repos, ctx.organization, 'privateKeys', keys.length, { newOrganization: true });
+      for (const m of made) await repos.privateKeys.insert(m.row, m.addresses);
     },
-    addresses,
-  );
-  for (const tag of tags) await ctx.repos.privateKeys.assign(orgId, tag, [id]);
-  return { privateKeyId: id, addresses: addresses.map((a) => ({ format: a.address_format, address: a.address })) };
+  };
 }
 
 export async function createPrivateKeys(ctx: ActivityContext, keys: PrivateKeyParams[]) {

@@ -14,6 +14,7 @@ import type { ActivityContext, OperationContext, Prepared } from '../context.js'
 import { reserve } from '../governance/quotas.js';
 import { ACCOUNT_KEY_AT, openMnemonic, sealMnemonic } from './key-material.js';
 import { openerFor, sealerFor } from './organization-keys.js';
+import type { SecretSealer } from '../../barrier/barrier.js';
 import { timestamp, type TimestampObject } from '../records.js';
 
 export interface WalletAccountParams {
@@ -84,10 +85,11 @@ async function deriveAccounts(
   walletId: string,
   seed: Uint8Array,
   accounts: WalletAccountParams[],
-  opts: { newWallet: boolean },
+  /** newOrganization: the organization is being created with the wallet, so no name can be taken. */
+  opts: { newWallet: boolean; newOrganization?: boolean; sealer: SecretSealer },
 ): Promise<WalletAccountRow[]> {
   const orgId = ctx.organization.id;
-  const sealer = await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now);
+  const { sealer } = opts;
   const pathKeys = new Map<string, number>();
   const names = new Map<string, number>();
   const prepared = accounts.map((a, i) => {
@@ -107,7 +109,7 @@ async function deriveAccounts(
   // A wallet being created has no accounts yet; only an existing one can clash on a path.
   const reused = opts.newWallet ? [] : await ctx.repos.wallets.accountByPathKey(walletId, [...pathKeys.keys()]);
   if (reused.length > 0) throw invalid(`invalid path: ${reused[0].path} is already used by an account of this wallet`);
-  const taken = await ctx.repos.wallets.accountsByName(orgId, [...names.keys()]);
+  const taken = opts.newOrganization ? [] : await ctx.repos.wallets.accountsByName(orgId, [...names.keys()]);
   if (taken.length > 0) {
     throw new SigilError('CONFLICT', `a wallet account named ${JSON.stringify(taken[0].name)} already exists in this organization`);
   }
@@ -157,16 +159,21 @@ function mnemonicWordCount(n: number | undefined): MnemonicWordCount {
  */
 export async function prepareWallet(
   ctx: ActivityContext,
-  /** newOrganization: made in an organization this transaction created (see reserve). */
-  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean; newOrganization?: boolean },
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
+  /**
+   * The organization is being created in the same commit (create_sub_organization): it holds nothing
+   * to read or count (see reserve), and its data key is the one `sealer` holds.
+   */
+  newOrganization?: { sealer: SecretSealer },
 ): Promise<Prepared<{ walletId: string; addresses: string[] }>> {
   const orgId = ctx.organization.id;
   checkName(p.walletName, 'walletName');
   const walletId = ctx.newId();
+  const sealer = newOrganization?.sealer ?? (await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now));
   const seed = await mnemonicToSeedAsync(p.mnemonic);
   let rows: WalletAccountRow[];
   try {
-    rows = await deriveAccounts(ctx, walletId, seed, p.accounts, { newWallet: true });
+    rows = await deriveAccounts(ctx, walletId, seed, p.accounts, { newWallet: true, newOrganization: newOrganization !== undefined, sealer });
   } finally {
     seed.fill(0);
   }
@@ -174,7 +181,7 @@ export async function prepareWallet(
     id: walletId,
     organization_id: orgId,
     name: p.walletName,
-    mnemonic: sealMnemonic(await sealerFor(ctx.services.barrier, ctx.repos, orgId, ctx.now), walletId, p.mnemonic),
+    mnemonic: sealMnemonic(sealer, walletId, p.mnemonic),
     exported: 0,
     imported: p.imported ? 1 : 0,
     created_at: ctx.now,
@@ -184,7 +191,7 @@ export async function prepareWallet(
     result: { walletId, addresses: rows.map((r) => r.address) },
     // The unique constraints decide a name clash, so nothing is read before writing.
     writes: async (repos) => {
-      await reserve(repos, ctx.organization, 'wallets', 1, { newOrganization: p.newOrganization });
+      await reserve(repos, ctx.organization, 'wallets', 1, { newOrganization: newOrganization !== undefined });
       try {
         await repos.wallets.insertWithAccounts(wallet, rows);
       } catch (err) {
@@ -203,7 +210,7 @@ export async function prepareWallet(
 /** Stores a wallet for `mnemonic` with its accounts in the caller's transaction (import_wallet, approvals). */
 export async function storeWallet(
   ctx: ActivityContext,
-  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean; newOrganization?: boolean },
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonic: string; imported: boolean },
 ): Promise<{ walletId: string; addresses: string[] }> {
   const prepared = await prepareWallet(ctx, p);
   await prepared.writes(ctx.repos);
@@ -211,9 +218,13 @@ export async function storeWallet(
 }
 
 /** create_wallet, prepared (see prepareWallet). */
-export function prepareNewWallet(ctx: ActivityContext, p: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number }) {
+export function prepareNewWallet(
+  ctx: ActivityContext,
+  p: { walletName: string; accounts: WalletAccountParams[]; mnemonicLength?: number },
+  newOrganization?: { sealer: SecretSealer },
+) {
   const mnemonic = generateMnemonic(mnemonicWordCount(p.mnemonicLength));
-  return prepareWallet(ctx, { walletName: p.walletName, accounts: p.accounts, mnemonic, imported: false });
+  return prepareWallet(ctx, { walletName: p.walletName, accounts: p.accounts, mnemonic, imported: false }, newOrganization);
 }
 
 export async function createWallet(
@@ -234,7 +245,8 @@ export async function createWalletAccounts(
   const wallet = await requireWallet(ctx.repos, ctx.organization.id, p.walletId);
   const mnemonic = openMnemonic(await openerFor(ctx.services.barrier, ctx.repos, wallet.organization_id, [wallet.mnemonic]), wallet.id, wallet.mnemonic);
   const seed = await mnemonicToSeedAsync(mnemonic);
-  const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts, { newWallet: false });
+  const sealer = await sealerFor(ctx.services.barrier, ctx.repos, ctx.organization.id, ctx.now);
+  const rows = await deriveAccounts(ctx, wallet.id, seed, p.accounts, { newWallet: false, sealer });
   seed.fill(0);
   if (p.persist !== false) await ctx.repos.wallets.insertAccounts(rows);
   return { addresses: rows.map((r) => r.address) };

@@ -2,8 +2,25 @@
 import { CompiledQuery, SqliteAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, OrganizationTable } from '../schema.js';
 import { applyPage } from './pagination.js';
+import type { UserRow } from './users.js';
+import type { ApiKeyRow } from './api-keys.js';
+import type { AuthenticatorRow } from './authenticators.js';
+import type { OauthProviderRow } from './oauth-providers.js';
+import type { OrganizationKeyRow } from './organization-keys.js';
 
 export type OrganizationRow = Selectable<OrganizationTable>;
+
+/** A new organization with its users, their credentials, its root quorum and its data key (create_sub_organization). */
+export interface NewOrganizationRows {
+  organization: OrganizationRow;
+  users: UserRow[];
+  apiKeys: ApiKeyRow[];
+  authenticators: AuthenticatorRow[];
+  oauthProviders: OauthProviderRow[];
+  /** The root quorum's user ids; the organization's row states its threshold. */
+  rootQuorum: string[];
+  key: OrganizationKeyRow;
+}
 
 /** A list_suborgs filter: its type and value as the request gives them. */
 export interface ChildFilter {
@@ -190,12 +207,44 @@ export class OrganizationsRepo {
       .where((eb) => eb.or([eb('root_quorum_threshold', '<>', threshold), eb('updated_at', '<>', now)]))
       .execute();
     await this.db.deleteFrom('root_quorum_members').where('organization_id', '=', id).execute();
-    if (userIds.length > 0) {
-      await this.db
-        .insertInto('root_quorum_members')
-        .values(userIds.map((user_id) => ({ organization_id: id, user_id })))
-        .execute();
+    await this.insertRootQuorumMembers(id, userIds);
+  }
+
+  /**
+   * Inserts a new organization with its contents. On PostgreSQL one statement, one round trip
+   * (data-modifying CTEs over json_populate_record(set), as a grouped commit inserts its records):
+   * a signup's writes join a shared commit, where every round trip lengthens the commit of all of
+   * them. Foreign keys are checked at the end of the statement, so the rows may refer to each other.
+   */
+  async insertWithContents(rows: NewOrganizationRows): Promise<void> {
+    if (this.db.getExecutor().adapter instanceof SqliteAdapter) {
+      await this.insert(rows.organization);
+      for (const u of rows.users) await this.db.insertInto('users').values(u).execute();
+      if (rows.apiKeys.length > 0) await this.db.insertInto('api_keys').values(rows.apiKeys).execute();
+      if (rows.authenticators.length > 0) await this.db.insertInto('authenticators').values(rows.authenticators).execute();
+      if (rows.oauthProviders.length > 0) await this.db.insertInto('oauth_providers').values(rows.oauthProviders).execute();
+      await this.insertRootQuorumMembers(rows.organization.id, rows.rootQuorum);
+      await this.db.insertInto('organization_keys').values(rows.key).execute();
+      return;
     }
+    const json = (v: unknown) => JSON.stringify(v);
+    const quorum = rows.rootQuorum.map((user_id) => ({ organization_id: rows.organization.id, user_id }));
+    await sql`WITH o AS (INSERT INTO organizations SELECT * FROM json_populate_record(NULL::organizations, ${json(rows.organization)}::json)),
+        u AS (INSERT INTO users SELECT * FROM json_populate_recordset(NULL::users, ${json(rows.users)}::json)),
+        k AS (INSERT INTO api_keys SELECT * FROM json_populate_recordset(NULL::api_keys, ${json(rows.apiKeys)}::json)),
+        a AS (INSERT INTO authenticators SELECT * FROM json_populate_recordset(NULL::authenticators, ${json(rows.authenticators)}::json)),
+        p AS (INSERT INTO oauth_providers SELECT * FROM json_populate_recordset(NULL::oauth_providers, ${json(rows.oauthProviders)}::json)),
+        q AS (INSERT INTO root_quorum_members SELECT * FROM json_populate_recordset(NULL::root_quorum_members, ${json(quorum)}::json))
+      INSERT INTO organization_keys SELECT * FROM json_populate_record(NULL::organization_keys, ${json(rows.key)}::json)`.execute(this.db);
+  }
+
+  /** The root quorum of an organization inserted in the same transaction, whose row already states its threshold. */
+  async insertRootQuorumMembers(id: string, userIds: string[]): Promise<void> {
+    if (userIds.length === 0) return;
+    await this.db
+      .insertInto('root_quorum_members')
+      .values(userIds.map((user_id) => ({ organization_id: id, user_id })))
+      .execute();
   }
 
   async rootQuorumUserIds(id: string): Promise<string[]> {
