@@ -9,6 +9,7 @@ import { WaitingActivities } from '../activity/waiting.js';
 import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
+import { SendRecorder } from '../domain/keys/send-tracking.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
@@ -132,6 +133,8 @@ export async function openServing({ config, logger, sink, store, deployment, por
   }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes),
   // Reads show canApprove only to users a vote would count from (docs/policies.md "Approving what you see").
   (row, votes, viewer) => waiting.mayVote(row, votes, viewer.request as OperationContext));
+  // Every chain's sends record their statuses, and enqueue their webhook events, through one recorder.
+  const sendRecorder = new SendRecorder({ repos: store.repos, transaction: (fn) => store.transaction(fn), wakeWebhooks: () => dispatcher.wake() });
   const services: Services = {
     barrier: deployment.barrier,
     signer: deployment.signer,
@@ -148,7 +151,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     broadcasting: new Broadcasting({
       repos: store.repos,
       background: store.background,
-      transaction: (fn) => store.transaction(fn),
+      recorder: sendRecorder,
       rpcUrls: config.evmRpcUrls,
       rpcSetting: evmRpcSetting,
       assets: config.evmAssets,
@@ -157,7 +160,6 @@ export async function openServing({ config, logger, sink, store, deployment, por
       rawSendTtlMs: config.evmRawSendTtlSeconds * 1000,
       rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
       newId,
-      wakeWebhooks: () => dispatcher.wake(),
       log: logger,
     }),
     webhooks: {
@@ -165,19 +167,17 @@ export async function openServing({ config, logger, sink, store, deployment, por
       wake: () => dispatcher.wake(),
     },
   };
-  // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the EVM sends' table and recorder.
+  // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the same table and recorder as the EVM sends'.
   services.solanaSends = new SolanaSends({
     repos: store.repos,
     background: store.background,
-    transaction: (fn) => store.transaction(fn),
     rpcUrls: config.solanaRpcUrls,
     cluster: solanaCluster,
     rpcSetting: solanaRpcSetting,
-    statuses: services.broadcasting!,
+    recorder: sendRecorder,
     pollIntervalMs: config.evmPollIntervalMs,
     rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
     newId,
-    wakeWebhooks: () => dispatcher.wake(),
     log: logger,
   });
   await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());

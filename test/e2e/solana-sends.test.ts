@@ -23,6 +23,7 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { execSql } from '../helpers/db-snapshot.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { startSolanaNode, type SolanaNode } from '../helpers/solana-rpc.js';
 
@@ -359,6 +360,60 @@ describe('sol_send_transaction', () => {
       await api.deletePolicy({ policyId: deny.policyId });
       await api.deletePolicy({ policyId: allow.policyId });
       await httpClient(sigil).deleteVelocityControl({ type: 'ACTIVITY_TYPE_DELETE_VELOCITY_CONTROL', timestampMs: String(Date.now()), organizationId: orgId, parameters: { velocityControlId } });
+    }
+  });
+
+  it('a send that needs a second approval (quorum 2 by a consensus policy) is signed and sent once the second approval arrives, and lands', async () => {
+    const api = sdkServerClient(sigil);
+    const aliceKey = newKey();
+    const carolKey = newKey();
+    const { userIds } = await api.createUsers({
+      users: [
+        { userName: 'solana alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+        { userName: 'solana carol approver', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
+      ],
+    });
+    const policy = await api.createPolicy({
+      policyName: 'solana sends need alice and carol',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.type == 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2'",
+      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
+      notes: '',
+    });
+    try {
+      const to = Keypair.generate().publicKey;
+      const payerBefore = await connection.getBalance(payer);
+      const sent = () => node.calls.filter((c) => c === 'sendTransaction').length;
+      const submitted = await httpClient(sigil, aliceKey).solSendTransaction({
+        type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 2_121_212 })]), signWiths: [payer.toBase58()], caip2: CAIP2 },
+      });
+      expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+      // Waiting for carol: nothing is recorded, signed or sent.
+      const sentBefore = sent();
+      expect(Number((await execSql(sigil, 'select count(*) as n from send_transactions where activity_fingerprint = ?', [submitted.activity.fingerprint]))[0].n)).toBe(0);
+      expect(await connection.getBalance(to)).toBe(0);
+      await httpClient(sigil, carolKey).approveActivity({
+        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { fingerprint: submitted.activity.fingerprint },
+      });
+      const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
+      expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+      const id = (activity.result as any).solSendTransactionResultV2.sendTransactionStatusId as string;
+      const status = await finalStatus(id);
+      expect(status.txStatus).toBe('INCLUDED');
+      const signature = (status as any).solana.signature as string;
+      expect((await connection.getSignatureStatus(signature)).value?.err).toBeNull();
+      // Landed once: the transfer and one signature's fee, from the approved transaction.
+      expect(await connection.getBalance(to)).toBe(2_121_212);
+      expect(await connection.getBalance(payer)).toBe(payerBefore - 2_121_212 - 5000);
+      expect(sent()).toBeGreaterThan(sentBefore);
+    } finally {
+      await api.deletePolicy({ policyId: policy.policyId });
     }
   });
 
