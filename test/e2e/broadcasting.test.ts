@@ -16,6 +16,7 @@ import { serveAnother, startSigil, terminate, type SigilInstance } from '../help
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { dbSnapshot, execSql, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
+import { approve, twoApprovers } from '../helpers/approvals.js';
 
 const CAIP2 = 'eip155:11155111';
 /** anvil's first default account (its well-known development key), funding the raw-transaction test. */
@@ -215,24 +216,9 @@ describe('eth_send_transaction', () => {
   });
 
   it('a send that needs two approvals is sent once the second approval completes it', async () => {
-    const api = sdkServerClient(sigil);
-    const aliceKey = newKey();
-    const carolKey = newKey();
-    const { userIds } = await api.createUsers({
-      users: [
-        { userName: 'bcast alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: 'bcast carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-      ],
-    });
-    const policy = await api.createPolicy({
-      policyName: 'sends need alice and carol',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'",
-      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
-      notes: '',
-    });
+    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, ['bcast alice', 'bcast carol'], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'");
     try {
-      const submitted = await httpClient(sigil, aliceKey).ethSendTransaction({
+      const submitted = await httpClient(sigil, alice.key).ethSendTransaction({
         type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
         timestampMs: String(Date.now()),
         organizationId: orgId,
@@ -241,12 +227,7 @@ describe('eth_send_transaction', () => {
       expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
       expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(0n);
       // Approved on the other process.
-      await httpClient(second, carolKey).approveActivity({
-        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
-        timestampMs: String(Date.now()),
-        organizationId: orgId,
-        parameters: { fingerprint: submitted.activity.fingerprint },
-      });
+      await approve(second, carol.key, submitted.activity.fingerprint);
       const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
       expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
       const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId;
@@ -254,7 +235,7 @@ describe('eth_send_transaction', () => {
       expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
       expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
     } finally {
-      await api.deletePolicy({ policyId: policy.policyId });
+      await sdkServerClient(sigil).deletePolicy({ policyId });
     }
   });
 

@@ -95,7 +95,7 @@ describe('send trackers', () => {
     node.release();
 
     // The second process: an EVM tracker for another chain, a Solana tracker for another cluster.
-    const env = { ...first.env, SIGIL_SOLANA_RPC_DEVNET: node.url, [`SIGIL_EVM_RPC_${SECOND_CHAIN}`]: secondAnvil.url };
+    const env: NodeJS.ProcessEnv = { ...first.env, SIGIL_SOLANA_RPC_DEVNET: node.url, [`SIGIL_EVM_RPC_${SECOND_CHAIN}`]: secondAnvil.url };
     delete env.SIGIL_SOLANA_RPC_MAINNET;
     delete env[`SIGIL_EVM_RPC_${FIRST_CHAIN}`];
     second = await serveAnother({ ...first, env });

@@ -24,6 +24,7 @@ import {
 } from '@solana/spl-token';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { execSql } from '../helpers/db-snapshot.js';
+import { approve, twoApprovers } from '../helpers/approvals.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { startSolanaNode, type SolanaNode } from '../helpers/solana-rpc.js';
 
@@ -364,27 +365,12 @@ describe('sol_send_transaction', () => {
   });
 
   it('a send that needs a second approval (quorum 2 by a consensus policy) is signed and sent once the second approval arrives, and lands', async () => {
-    const api = sdkServerClient(sigil);
-    const aliceKey = newKey();
-    const carolKey = newKey();
-    const { userIds } = await api.createUsers({
-      users: [
-        { userName: 'solana alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: 'solana carol approver', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-      ],
-    });
-    const policy = await api.createPolicy({
-      policyName: 'solana sends need alice and carol',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.type == 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2'",
-      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
-      notes: '',
-    });
+    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, ['solana alice', 'solana carol approver'], "activity.type == 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2'");
     try {
       const to = Keypair.generate().publicKey;
       const payerBefore = await connection.getBalance(payer);
       const sent = () => node.calls.filter((c) => c === 'sendTransaction').length;
-      const submitted = await httpClient(sigil, aliceKey).solSendTransaction({
+      const submitted = await httpClient(sigil, alice.key).solSendTransaction({
         type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2',
         timestampMs: String(Date.now()),
         organizationId: orgId,
@@ -393,16 +379,13 @@ describe('sol_send_transaction', () => {
       expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
       // Waiting for carol: nothing is recorded, signed or sent.
       const sentBefore = sent();
-      expect(Number((await execSql(sigil, 'select count(*) as n from send_transactions where activity_fingerprint = ?', [submitted.activity.fingerprint]))[0].n)).toBe(0);
+      const recorded = () => execSql(sigil, 'select count(*) as n from send_transactions where activity_fingerprint = ?', [submitted.activity.fingerprint]);
+      expect(Number((await recorded())[0].n)).toBe(0);
       expect(await connection.getBalance(to)).toBe(0);
-      await httpClient(sigil, carolKey).approveActivity({
-        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
-        timestampMs: String(Date.now()),
-        organizationId: orgId,
-        parameters: { fingerprint: submitted.activity.fingerprint },
-      });
+      await approve(sigil, carol.key, submitted.activity.fingerprint);
       const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
       expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+      expect(Number((await recorded())[0].n)).toBe(1);
       const id = (activity.result as any).solSendTransactionResultV2.sendTransactionStatusId as string;
       const status = await finalStatus(id);
       expect(status.txStatus).toBe('INCLUDED');
@@ -413,7 +396,7 @@ describe('sol_send_transaction', () => {
       expect(await connection.getBalance(payer)).toBe(payerBefore - 2_121_212 - 5000);
       expect(sent()).toBeGreaterThan(sentBefore);
     } finally {
-      await api.deletePolicy({ policyId: policy.policyId });
+      await sdkServerClient(sigil).deletePolicy({ policyId });
     }
   });
 
