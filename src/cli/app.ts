@@ -276,15 +276,15 @@ export async function openServing({ config, logger, sink, store, deployment, por
       frames = frameUrls(new URL(framesBase).origin);
       dispatcher.start();
       logger.info({ store: store.dialect, location: store.location }, 'sigil started');
-      services.broadcasting?.start();
-      services.solanaSends?.start();
+      services.broadcasting?.tracker.start();
+      services.solanaSends?.tracker.start();
     },
     close: async (timeoutMs, onDrained) => {
       // Stop accepting, let in-flight requests finish; the database stays open.
       const drained = await drainServers([api, proxy, framesApp], timeoutMs);
       onDrained?.(drained);
-      await services.broadcasting?.stop();
-      await services.solanaSends?.stop();
+      await services.broadcasting?.tracker.stop();
+      await services.solanaSends?.tracker.stop();
       // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
       await dispatcher.stop();
       // The stream's last entries get their checkpoint while the key that signs it is still here.

@@ -38,7 +38,7 @@ import type { Repositories } from '../../store/index.js';
 import type { EvmAssetSetting } from '../../config/config.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { parseForSigning, resolveSigningTarget, signEip7702Authorization, signParsedTransaction, type SigningTarget } from './signing.js';
-import { SendTracker, TX_STATUS, sendRow, type SendRecorder } from './send-tracking.js';
+import { TX_STATUS, nodeClients, sendRow, sendTracker, type ChainSendsDeps, type SendTracker } from './send-tracking.js';
 import { EvmTracking, revertEntry, revertError } from './evm-tracking.js';
 
 // What other modules read of a send's statuses and errors, where they always found it.
@@ -126,27 +126,13 @@ function checkAddress(name: string, address: string): string {
   return address.toLowerCase();
 }
 
-export interface BroadcastingDeps {
-  repos: Repositories;
-  /** What the tracker polls through (Store.background: off the request path's connections); `repos` if absent. */
-  background?: Repositories;
-  /** Where statuses are recorded and their webhook events enqueued (shared with the Solana sends). */
-  recorder: SendRecorder;
-  /** CAIP-2 chain id → JSON-RPC URL (Config.evmRpcUrls). */
-  rpcUrls: Record<string, string>;
-  /** The setting that configures a chain's RPC, named when a chain has none. */
-  rpcSetting(caip2: string): string;
+export interface BroadcastingDeps extends ChainSendsDeps {
   /** CAIP-2 chain id → the ERC-20 tokens the operator lists (Config.evmAssets; src/domain/keys/assets.ts). */
   assets?: Record<string, EvmAssetSetting[]>;
-  pollIntervalMs: number;
   /** The operator's fee cap `which` on a chain, in wei, and the setting that sets it (Config.evmFeeCaps). */
   feeCap(caip2: string, which: 'maxFeePerGas' | 'maxTxFee'): { wei: bigint; setting: string };
   /** How long a raw send may stay unmined before it is FAILED as expired (SIGIL_EVM_RAW_SEND_TTL_SECONDS). */
   rawSendTtlMs: number;
-  /** The largest JSON-RPC answer read (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES). */
-  rpcMaxResponseBytes?: number;
-  newId(): string;
-  log?: { warn(obj: object, msg: string): void };
 }
 
 declare module '../context.js' {
@@ -157,16 +143,17 @@ declare module '../context.js' {
 }
 
 export class Broadcasting {
-  private readonly rpcs = new Map<string, EvmRpc>();
+  private readonly rpcs: Map<string, EvmRpc>;
   /** policyContext and execute of one request share the transaction built for the policy. */
   private readonly prepared = new WeakMap<object, Promise<PreparedSend>>();
   private readonly tracking: EvmTracking;
-  private readonly tracker: SendTracker;
+  /** Follows this family's sends in flight (started and stopped with the process's servers). */
+  readonly tracker: SendTracker;
 
   constructor(private readonly deps: BroadcastingDeps) {
-    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new EvmRpc(url, deps.rpcMaxResponseBytes));
+    this.rpcs = nodeClients(deps, (url, max) => new EvmRpc(url, max));
     this.tracking = new EvmTracking({ rpcs: this.rpcs, recorder: deps.recorder, rawSendTtlMs: deps.rawSendTtlMs, log: deps.log });
-    this.tracker = new SendTracker({ recorder: deps.recorder, reads: deps.background ?? deps.repos, pollIntervalMs: deps.pollIntervalMs, log: deps.log }, this.tracking);
+    this.tracker = sendTracker(deps, this.tracking);
   }
 
   /**
@@ -416,20 +403,6 @@ export class Broadcasting {
   /** get_send_transaction_status (v1GetSendTransactionStatusResponse), for every chain's sends. */
   status(repos: Repositories, organizationId: string, id: string) {
     return this.deps.recorder.status(repos, organizationId, id);
-  }
-
-  /** Starts the tracker: every poll interval, each EVM send in flight is checked with its node. */
-  start(): void {
-    this.tracker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.tracker.stop();
-  }
-
-  /** One pass of the tracker over the EVM sends in flight. */
-  track(now = Date.now()): Promise<void> {
-    return this.tracker.track(now);
   }
 }
 

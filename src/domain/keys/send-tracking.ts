@@ -263,6 +263,35 @@ export interface SendTrackerDeps {
   log?: { warn(obj: object, msg: string): void };
 }
 
+/** What every chain family's sends are given by the composition root. */
+export interface ChainSendsDeps {
+  /** This process's own repositories. */
+  repos: Repositories;
+  /** What the tracker polls through (Store.background: off the request path's connections); `repos` if absent. */
+  background?: Repositories;
+  /** CAIP-2 chain id → its node's JSON-RPC URL (the chains this process sends on). */
+  rpcUrls: Record<string, string>;
+  /** The setting that configures a chain's RPC, named when it has none. */
+  rpcSetting(caip2: string): string;
+  /** Where statuses are recorded and their webhook events enqueued (shared by every chain's sends). */
+  recorder: SendRecorder;
+  pollIntervalMs: number;
+  /** The largest JSON-RPC answer read (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES). */
+  rpcMaxResponseBytes?: number;
+  newId(): string;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** One node client per configured chain, made by `client`. */
+export function nodeClients<Rpc>(deps: ChainSendsDeps, client: (url: string, maxResponseBytes?: number) => Rpc): Map<string, Rpc> {
+  return new Map(Object.entries(deps.rpcUrls).map(([caip2, url]) => [caip2, client(url, deps.rpcMaxResponseBytes)]));
+}
+
+/** The tracker of one chain family's sends, polling off the request path's connections. */
+export function sendTracker(deps: ChainSendsDeps, chain: ChainTracking): SendTracker {
+  return new SendTracker({ recorder: deps.recorder, reads: deps.background ?? deps.repos, pollIntervalMs: deps.pollIntervalMs, log: deps.log }, chain);
+}
+
 /** Follows one chain family's sends in flight, every poll interval, until they settle. */
 export class SendTracker {
   private timer: NodeJS.Timeout | undefined;

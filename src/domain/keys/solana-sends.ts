@@ -22,10 +22,9 @@ import { base58 } from '@scure/base';
 import { parseSolanaTransaction, serializeSolanaTransaction, withRecentBlockhash, type SolanaTransaction } from '../../chains/transactions.js';
 import { SolanaRpc } from '../../delivery/solana-rpc.js';
 import { SigilError, invalid } from '../../errors/errors.js';
-import type { Repositories } from '../../store/index.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { notSupported } from './broadcasting.js';
-import { SendTracker, TX_STATUS, sendRow, type SendRecorder } from './send-tracking.js';
+import { TX_STATUS, nodeClients, sendRow, sendTracker, type ChainSendsDeps, type SendTracker } from './send-tracking.js';
 import { SolanaTracking } from './solana-tracking.js';
 import { parseForSigning, resolveSigningTarget, signParsedTransaction, type SigningTarget } from './signing.js';
 
@@ -51,22 +50,10 @@ export interface PreparedSolanaSend {
 const MAX_SIGNERS = 16;
 const TYPE = 'TRANSACTION_TYPE_SOLANA';
 
-export interface SolanaSendsDeps {
-  repos: Repositories;
-  /** What the tracker polls through (Store.background); `repos` if absent. */
-  background?: Repositories;
-  /** Canonical CAIP-2 cluster id → JSON-RPC URL (Config.solanaRpcUrls). */
-  rpcUrls: Record<string, string>;
+/** `rpcUrls` is keyed by the clusters' canonical CAIP-2 ids (Config.solanaRpcUrls). */
+export interface SolanaSendsDeps extends ChainSendsDeps {
   /** The canonical CAIP-2 id of a cluster named any way the API accepts (config solanaCluster). */
   cluster(caip2: string): { caip2: string } | undefined;
-  /** The setting that configures a cluster's RPC, named when it has none. */
-  rpcSetting(caip2: string): string;
-  /** Where statuses are recorded and their webhook events enqueued (shared with the EVM sends). */
-  recorder: SendRecorder;
-  pollIntervalMs: number;
-  rpcMaxResponseBytes?: number;
-  newId(): string;
-  log?: { warn(obj: object, msg: string): void };
 }
 
 declare module '../context.js' {
@@ -77,14 +64,15 @@ declare module '../context.js' {
 }
 
 export class SolanaSends {
-  private readonly rpcs = new Map<string, SolanaRpc>();
+  private readonly rpcs: Map<string, SolanaRpc>;
   private readonly tracking: SolanaTracking;
-  private readonly tracker: SendTracker;
+  /** Follows this family's sends in flight (started and stopped with the process's servers). */
+  readonly tracker: SendTracker;
 
   constructor(private readonly deps: SolanaSendsDeps) {
-    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new SolanaRpc(url, deps.rpcMaxResponseBytes));
+    this.rpcs = nodeClients(deps, (url, max) => new SolanaRpc(url, max));
     this.tracking = new SolanaTracking({ rpcs: this.rpcs, recorder: deps.recorder, log: deps.log });
-    this.tracker = new SendTracker({ recorder: deps.recorder, reads: deps.background ?? deps.repos, pollIntervalMs: deps.pollIntervalMs, log: deps.log }, this.tracking);
+    this.tracker = sendTracker(deps, this.tracking);
   }
 
   /** The cluster's canonical id and RPC client; a cluster without one is refused, naming the setting. */
@@ -173,20 +161,6 @@ export class SolanaSends {
     );
     if (!this.deps.recorder.inApproval(ctx)) await this.tracking.broadcast(row);
     return row.id;
-  }
-
-  /** Starts the tracker: every poll interval, each Solana send in flight is checked with its node. */
-  start(): void {
-    this.tracker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.tracker.stop();
-  }
-
-  /** One pass of the tracker over the Solana sends in flight. */
-  track(now = Date.now()): Promise<void> {
-    return this.tracker.track(now);
   }
 }
 
