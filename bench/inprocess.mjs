@@ -4,7 +4,7 @@
 // is SQLite in a fresh data directory, or a fresh schema of the local PostgreSQL.
 //
 // With --processes N (PostgreSQL), N processes open the same deployment and share the 16 requests in
-// flight, as `serve --workers N` shares the load generator's connections: the question of issue 14's
+// flight, as `serve --workers N` shares the load generator's connections: the question of the
 // scale-out row (does a second process make each request dearer?) without the HTTP load generator
 // competing for the same two cores. The CPU is every process's and their PostgreSQL backends'.
 // Add --cpu-prof to node's flags to see where the time goes (each process writes its own profile).

@@ -1,13 +1,13 @@
-// The bench's own load generator (issue 14): requests stamped before the clock starts and sent over
-// keep-alive connections, the way high-volume clients send, so the figures measure the server and
-// not the client. Each connection writes a request's bytes (built when it was stamped) in one write
-// and reads its answer by Content-Length, as wrk does; node:http's client costs ~100 µs more CPU per
-// request, which on a 2-core machine is taken from the server it measures. Runs start after a warm-up
-// (a serving process is warm; a cold one spends its first seconds compiling). Alongside throughput and
-// latency it reads what the work cost: the server's CPU time (every thread of every `sigil serve`
-// process, from /proc/<pid>/task/*/schedstat), what those processes wrote (/proc/<pid>/io), the CPU
-// of the PostgreSQL backends serving it (same machine), and Sigil's own count of SQL round trips
-// (`sigil_database_round_trips_total` on /metrics).
+// The bench's own load generator (docs/operator-guide.md "Benchmarks"): requests stamped before the
+// clock starts and sent over keep-alive connections, the way high-volume clients send, so the figures
+// measure the server and not the client. Each connection writes a request's bytes (built when it was
+// stamped) in one write and reads its answer by Content-Length, as wrk does; node:http's client costs
+// ~100 µs more CPU per request, which on a 2-core machine is taken from the server it measures. Runs
+// start after a warm-up (a serving process is warm; a cold one spends its first seconds compiling).
+// Alongside throughput and latency it reads what the work cost: the server's CPU time (every thread of
+// every `sigil serve` process, from /proc/<pid>/task/*/schedstat), what those processes wrote
+// (/proc/<pid>/io), the CPU of the PostgreSQL backends serving it (same machine), and Sigil's own count
+// of SQL round trips (`sigil_database_round_trips_total` on /metrics).
 import http from 'node:http';
 import net from 'node:net';
 import { createECDH, createPrivateKey, sign as cryptoSign } from 'node:crypto';

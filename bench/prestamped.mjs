@@ -1,10 +1,10 @@
-// The pre-stamped scenarios of `npm run bench` (issue 14): sign_raw_payload, get_whoami and
-// create_wallet at concurrency 16 through bench/loadgen.mjs, on SQLite and on PostgreSQL with one
-// and two processes, each row with requests/s, p50/p99, the server's CPU µs per request, its write
-// system calls and KB towards storage per request, the PostgreSQL backends' CPU µs per request and
+// The pre-stamped scenarios of `npm run bench` (docs/operator-guide.md "Benchmarks"): sign_raw_payload,
+// get_whoami and create_wallet at concurrency 16 through bench/loadgen.mjs, on SQLite and on PostgreSQL
+// with one and two processes, each row with requests/s, p50/p99, the server's CPU µs per request, its
+// write system calls and KB towards storage per request, the PostgreSQL backends' CPU µs per request and
 // the SQL round trips per request, beside the budget of
-// one signature on one core (DESIGN.md "The hot path": HTTP 47 + stamp verify 77 + secp256k1 sign 48 +
-// a share of a grouped durable write 49 ≈ 223 µs).
+// one signature on one core (docs/design.md "The hot path": HTTP 47 + stamp verify 77 + secp256k1 sign
+// 48 + a share of a grouped durable write 49 ≈ 223 µs).
 import { WARMUP_MS, prestamp, runLoad, servingProcesses } from './loadgen.mjs';
 
 export const BUDGET_US = 223;

@@ -1,7 +1,7 @@
 // `node bench/profile.mjs [sign_raw_payload|get_whoami|create_wallet] [postgres]`: runs one
 // pre-stamped scenario (bench/prestamped.mjs) against a `sigil serve` started with `--cpu-prof`,
 // then prints where the server's main thread spent its time: self time by source file and the
-// heaviest functions. The figures behind the hot-path work of issue 14.
+// heaviest functions. The figures behind docs/design.md "The hot path".
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

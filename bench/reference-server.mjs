@@ -1,12 +1,12 @@
-// The reference server of bench/scale.mjs (issue 34, "the hot path near the host's limit"): the least
-// a sign_raw_payload can cost on this stack, measured in the same run as Sigil so that Sigil's hot
-// rows are reported as a ratio to it (absolute figures move 2.5x between hosts). It does what one
-// signing request must: parse the body, verify the P-256 stamp over the raw body bytes against a
-// known API key, sign the payload with secp256k1 (Sigil's own crypto module, the native binding),
-// record the request and its result in SQLite with commits of concurrent requests grouped into one
-// durable transaction (WAL, synchronous=FULL, as Sigil's default store), and answer a small JSON
-// document of the shape the official clients read. Nothing else: no policies, no idempotency, no
-// audit, no logging.
+// The reference server of bench/scale.mjs (docs/operator-guide.md "A million end users": the hot path
+// near the host's limit): the least a sign_raw_payload can cost on this stack, measured in the same run
+// as Sigil so that Sigil's hot rows are reported as a ratio to it (absolute figures move 2.5x between
+// hosts). It does what one signing request must: parse the body, verify the P-256 stamp over the raw
+// body bytes against a known API key, sign the payload with secp256k1 (Sigil's own crypto module, the
+// native binding), record the request and its result in SQLite with commits of concurrent requests
+// grouped into one durable transaction (WAL, synchronous=FULL, as Sigil's default store), and answer a
+// small JSON document of the shape the official clients read. Nothing else: no policies, no idempotency,
+// no audit, no logging.
 //
 // Run as a child process: `node bench/reference-server.mjs <dataDir> <apiPublicKey>`; prints
 // `listening <url>` once it listens.

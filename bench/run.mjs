@@ -36,7 +36,7 @@ const PRESTAMPED = ['sign_raw_payload', 'get_whoami', 'create_wallet'];
 const PACED_SHARE = 0.4;
 
 /**
- * The pre-stamped rows on PostgreSQL with `serve --workers 1` and `--workers 2` (issue 14): the
+ * The pre-stamped rows on PostgreSQL with `serve --workers 1` and `--workers 2` (docs/operator-guide.md "Benchmarks"): the
  * server's and the database's CPU per request, round trips per request, and the ratios of two
  * processes to one, twice: at c16 as fast as answers come, and paced so that each process carries
  * the same load (PACED_SHARE of one process's c16 throughput each; two processes get twice the
@@ -115,7 +115,7 @@ async function pipelineScaling() {
   ];
 }
 
-/** sign_raw_payload on PostgreSQL with `serve --workers 1` and `--workers 2`: the ratio is the figure (issue 8). */
+/** sign_raw_payload on PostgreSQL with `serve --workers 1` and `--workers 2`: the ratio is the cost of a second process. */
 async function workerScaling() {
   const out = [];
   const perSecond = {};

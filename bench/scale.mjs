@@ -1,5 +1,5 @@
-// The scale bench (issue 34, "a million end users"): one sub-organization per end user, the shape an
-// embedded-wallet deployment has. For each store (embedded SQLite, PostgreSQL) it
+// The scale bench (docs/operator-guide.md "A million end users"): one sub-organization per end user, the
+// shape an embedded-wallet deployment has. For each store (embedded SQLite, PostgreSQL) it
 //  1. signs up N end users over HTTP with stamped requests (create_sub_organization V7: a root user
 //     with an email, a phone number and an API key, and a wallet with one Ethereum account) at
 //     concurrency 16, and reports signups/s by slices of 10% of N (flat is the target) and the

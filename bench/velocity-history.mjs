@@ -1,10 +1,11 @@
 // `node bench/velocity-history.mjs [count] [postgres]`: the cost of a velocity-controlled signature
-// as history grows (issue 17: "a signature at 1,000,000 recorded transfers costs within 10% of one at
-// 0"). Drives the request pipeline of an in-process Sigil (as bench/inprocess.mjs does: pre-stamped
-// requests, no HTTP, 16 at a time) with `sign_transaction` of Ethereum transfers on chain 1, each
-// counted by a chainAssetTransfer SUM control (ether, rolling day, per wallet) that a DENY policy
-// reads, so every request measures the control, reserves under the group's lock and records. It
-// prints the CPU per request of this process (and, on PostgreSQL, of its backends):
+// as history grows (docs/velocity-controls.md "Velocity controls": a signature at 1,000,000 recorded
+// transfers should cost within 10% of one at 0). Drives the request pipeline of an in-process Sigil
+// (as bench/inprocess.mjs does: pre-stamped requests, no HTTP, 16 at a time) with `sign_transaction` of
+// Ethereum transfers on chain 1, each counted by a chainAssetTransfer SUM control (ether, rolling day,
+// per wallet) that a DENY policy reads, so every request measures the control, reserves under the
+// group's lock and records. It prints the CPU per request of this process (and, on PostgreSQL, of its
+// backends):
 //   1. at 0: a wallet whose group has no history;
 //   2. at 1,000,000: after 1,000,000 transfers' worth of history is written straight into the store
 //      (setup, not the path under test): the signing wallet's group holds 1,000,000 transfers in the

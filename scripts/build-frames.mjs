@@ -1,7 +1,8 @@
-// Part of `npm run build`: bundles Sigil's frames (src/frames/*.ts, browser code; README "Embedded
-// wallets") with esbuild into dist/frames/assets/, one self-contained script per frame, and copies
-// their pages and stylesheet beside them, where src/http/frames.ts serves them from. Nothing here
-// depends on a deployment: the server writes the signer key and allowed origins into each page.
+// Part of `npm run build`: bundles Sigil's frames (src/frames/*.ts, browser code;
+// docs/embedded-wallets.md "Embedded wallets: Sigil's frames") with esbuild into dist/frames/assets/,
+// one self-contained script per frame, and copies their pages and stylesheet beside them, where
+// src/http/frames.ts serves them from. Nothing here depends on a deployment: the server writes the
+// signer key and allowed origins into each page.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';

@@ -1,15 +1,16 @@
 // Generates src/schemas/turnkey-definitions.json and src/schemas/turnkey-paths.json
 // from the Turnkey public API OpenAPI (swagger 2) document, so that Sigil never needs the
 // swagger file at run time. Descriptions are dropped; shapes, enums and `required` lists are kept
-// verbatim. Usage: node scripts/gen-schemas.mjs ../shared/reference/swagger/public_api.swagger.json
+// verbatim. Usage: node scripts/gen-schemas.mjs <Turnkey's public_api.swagger.json>
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const [, , swaggerPath] = process.argv;
 if (!swaggerPath) throw new Error('usage: gen-schemas.mjs <public_api.swagger.json>');
 const swagger = JSON.parse(readFileSync(swaggerPath, 'utf8'));
 
-// What the bundled swagger lacks but the newest official client sends (velocity controls, issue 17; init_import_secrets and delete_secrets, issue 19):
-// its definitions and paths, the two activity type values, and their intent and result members.
+// What the bundled swagger lacks but the newest official client sends (velocity controls;
+// init_import_secrets and delete_secrets): its definitions and paths, the two activity type values, and
+// their intent and result members.
 const supplement = JSON.parse(readFileSync(new URL('./swagger-supplement.json', import.meta.url), 'utf8'));
 for (const [name, def] of Object.entries(supplement.definitions)) {
   if (swagger.definitions[name]) throw new Error(`swagger-supplement.json: the swagger already defines ${name}; drop it from the supplement`);

@@ -1,8 +1,9 @@
 // The dashboard's client of the public API: POST /public/v1/query/<op> and /public/v1/submit/<op>
-// on the page's own origin, with the body shapes of @turnkey/sdk-server (turnkey-contract.md §2.2:
-// queries are flat `{...input, organizationId}`; activities `{parameters, organizationId,
-// timestampMs, type}`) and errors read as `{code, message, details}` (§2.4). Auth proxy calls
-// (§5: POST <authProxyUrl>/v1/<op> with X-Auth-Proxy-Config-ID and no stamp) live here too.
+// on the page's own origin, with the body shapes of @turnkey/sdk-server (docs/reference/api.md
+// "Transport": queries are flat `{...input, organizationId}`; activities `{parameters, organizationId,
+// timestampMs, type}`) and errors read as `{code, message, details}` (docs/reference/api.md "Errors").
+// Auth proxy calls (docs/reference/auth-proxy.md "Endpoints": POST <authProxyUrl>/v1/<op> with
+// X-Auth-Proxy-Config-ID and no stamp) live here too.
 import type { StoredSession } from './keystore.js';
 import { apiKeyStamp, webauthnStamp, type Stamp } from './stamp.js';
 
@@ -15,7 +16,7 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** The SDKs' signal for an ended session (turnkey-contract.md §2.4). */
+  /** The SDKs' signal for an ended session (docs/reference/api.md "Errors"). */
   get sessionEnded(): boolean {
     return this.httpStatus === 401 && /expired api key|could not find public key/.test(this.message);
   }
@@ -102,7 +103,7 @@ export function resultOf(activity: Activity, member: string): Json | undefined {
   return activity.status === 'ACTIVITY_STATUS_COMPLETED' ? activity.result?.[member] : undefined;
 }
 
-/** POST <authProxyUrl>/v1/<operation> (turnkey-contract.md §5). */
+/** POST <authProxyUrl>/v1/<operation> (docs/reference/auth-proxy.md "Endpoints"). */
 export function authProxy(authProxyUrl: string, configId: string, operation: string, body: Json): Promise<Json> {
   return post(`${authProxyUrl.replace(/\/+$/, '')}/v1/${operation}`, JSON.stringify(body), { 'X-Auth-Proxy-Config-ID': configId });
 }

@@ -1,5 +1,5 @@
-// The dashboard's entry point (issue 9 "Dashboard"): restores the signed-in credential from
-// IndexedDB, draws the navigation and routes `#/<page>` hashes to the pages in ./pages. Every page
+// The dashboard's entry point (docs/operator-guide.md "Dashboard"): restores the signed-in credential
+// from IndexedDB, draws the navigation and routes `#/<page>` hashes to the pages in ./pages. Every page
 // reads and writes through the public API with stamped requests (./api.ts), like any other client.
 import { Api, ApiError } from './api.js';
 import { h, message, replace } from './dom.js';
@@ -16,17 +16,7 @@ import { usersPage } from './pages/users.js';
 import { velocityControlsPage } from './pages/velocity-controls.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { walletsPage } from './pages/wallets.js';
-
-export interface PageContext {
-  api: Api;
-  main: HTMLElement;
-  /** Shows a message at the top of the next page drawn (or this one, when not navigating). */
-  flash(text: string, kind?: 'notice' | 'error'): void;
-  navigate(hash: string): void;
-  /** Draws the current page again, keeping the flash message. */
-  refresh(): void;
-  signOut(reason?: string): Promise<void>;
-}
+import type { PageContext } from './pages/context.js';
 
 type Page = (ctx: PageContext, arg?: string) => Promise<void>;
 
@@ -100,8 +90,9 @@ async function draw(focus = false): Promise<void> {
     session = undefined;
     pendingFlash = { text: 'Your session ended. Sign in again.', kind: 'error' };
   }
-  // An invitation link (README "Invitations") is opened by someone with no credential yet: it is
-  // served signed in or not, and ends on the sign-in page, the token replaced in the history.
+  // An invitation link (docs/sessions-and-logins.md "Invitations") is opened by someone with no
+  // credential yet: it is served signed in or not, and ends on the sign-in page, the token replaced in
+  // the history.
   if (path.split('?')[0] === 'accept-invitation') {
     drawChrome('');
     replace(main);

@@ -1,4 +1,4 @@
-// Byte encodings the stamps need (turnkey-contract.md §1.1 and §1.3): lowercase hex, base64url
+// Byte encodings the stamps need (docs/reference/api.md "Stamps"): lowercase hex, base64url
 // without padding, UTF-8. Browser built-ins only.
 
 export function bytesToHex(bytes: Uint8Array): string {
@@ -38,7 +38,7 @@ export async function sha256Hex(data: Uint8Array): Promise<string> {
   return bytesToHex(new Uint8Array(await crypto.subtle.digest('SHA-256', data as BufferSource)));
 }
 
-/** The claims of a JWT, unverified: the session's user and organization (turnkey-contract.md §5 parseSession). */
+/** The claims of a JWT, unverified: the session's user and organization (docs/reference/sessions.md "The session JWT", as parseSession reads it). */
 export function jwtClaims(token: string): Record<string, unknown> {
   const part = token.split('.')[1];
   if (!part) throw new Error('not a JWT');

@@ -1,9 +1,9 @@
-// The dashboard's own check of a decoded approval (issue 20 "Integrity in the browser"): from the
+// The dashboard's own check of a decoded approval (docs/policies.md "Approving what you see"): from the
 // payload shown on the page (the activity's stored intent) it recomputes, with its own code, the
-// digest the server's `decodedView` claims (README "Approving what you see" lists the rules, which
-// mirror src/domain/decoded-approvals.ts DecodedDigest), and for Ethereum it also reads the recipient
-// and value out of the RLP itself. Any difference is reported, so a server-side renderer that showed
-// one thing while the key signs another is caught in the approver's browser.
+// digest the server's `decodedView` claims (docs/policies.md "Approving what you see" lists the rules,
+// which mirror src/domain/decoded-approvals.ts DecodedDigest), and for Ethereum it also reads the
+// recipient and value out of the RLP itself. Any difference is reported, so a server-side renderer that
+// showed one thing while the key signs another is caught in the approver's browser.
 import { bytesToHex, hexToBytes, sha256Hex, utf8 } from './encoding.js';
 import { keccak256 } from './keccak.js';
 

@@ -1,4 +1,4 @@
-// P-256 keys in the browser through WebCrypto (turnkey-contract.md §1.1): importing an API key the
+// P-256 keys in the browser through WebCrypto (docs/reference/api.md "Stamps"): importing an API key the
 // user pastes as hex, making session keys, and ECDSA-P256-SHA256 signatures as lowercase DER hex.
 // Private keys become CryptoKeys with extractable = false, so page scripts can sign with them but
 // never read them back; the public half of a generated pair stays exportable (WebCrypto's rule).

@@ -1,10 +1,11 @@
 // Request stamps made in the browser, byte for byte as the official stampers make them
-// (turnkey-contract.md §1): every stamp covers the exact body string that is then sent.
-//  - §1.1 X-Stamp: base64url(JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature: DER hex}).
-//  - §1.3 X-Stamp-Webauthn: plain JSON {authenticatorData, clientDataJson, credentialId, signature}
+// (docs/reference/api.md "Stamps"): every stamp covers the exact body string that is then sent.
+//  - X-Stamp: base64url(JSON {publicKey, scheme: SIGNATURE_SCHEME_TK_API_P256, signature: DER hex}).
+//  - X-Stamp-Webauthn: plain JSON {authenticatorData, clientDataJson, credentialId, signature}
 //    of an assertion whose challenge is the UTF-8 bytes of hex(sha256(body)).
-//  - §1.4 X-Stamp-Attested: base64url(JSON {publicKeyAttestation, scheme, publicKey, signature}).
-// Also passkey registration (§1.3 "Registration"): the v1Attestation create_authenticators takes.
+//  - X-Stamp-Attested: base64url(JSON {publicKeyAttestation, scheme, publicKey, signature}).
+// Also passkey registration (docs/reference/organizations.md "Users and credentials"): the v1Attestation
+// create_authenticators takes.
 import { base64UrlDecode, base64UrlEncode, base64UrlOfText, sha256Hex, utf8 } from './encoding.js';
 import { signDerHex } from './p256.js';
 

@@ -1,9 +1,9 @@
-// get_active_policies through @turnkey/http's TurnkeyClient (issue 19; @turnkey/http 6.6.0
+// get_active_policies through @turnkey/http's TurnkeyClient (@turnkey/http 6.6.0
 // v1GetActivePoliciesRequest/Response, v1ActivePolicyStatus, which the bundled swagger lacks:
-// scripts/swagger-supplement.json; README "Active policies"): every policy of the organization with
-// whether it is inside its time window at evaluatedAtMs (the request's time, the instant the policy
-// engine judges by), its time expression, and the reason when that expression cannot be evaluated.
-// The engine agrees: an inactive DENY does not deny, an active one does.
+// scripts/swagger-supplement.json; docs/policies.md "Policies and approvals"): every policy of the
+// organization with whether it is inside its time window at evaluatedAtMs (the request's time, the
+// instant the policy engine judges by), its time expression, and the reason when that expression cannot
+// be evaluated. The engine agrees: an inactive DENY does not deny, an active one does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';

@@ -1,8 +1,8 @@
-// create_api_only_users through @turnkey/http's TurnkeyClient (issue 19; swagger
+// create_api_only_users through @turnkey/http's TurnkeyClient (swagger
 // v1CreateApiOnlyUsersIntent → v1CreateApiOnlyUsersResult; @turnkey/sdk-server 8.2.1 has no method
-// for it; README "API-only users"): users made with API keys, tags and an optional contact email,
-// no passkeys or OAuth providers; their keys stamp at once; policies see USER / CREATE. A user with
-// no API key, an unknown tag, a key listed twice or a bad key are refused, and the whole batch
+// for it; docs/policies.md "API-only users"): users made with API keys, tags and an optional contact
+// email, no passkeys or OAuth providers; their keys stamp at once; policies see USER / CREATE. A user
+// with no API key, an unknown tag, a key listed twice or a bad key are refused, and the whole batch
 // changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';

@@ -1,11 +1,11 @@
 // App proofs through the official clients: with generateAppProofs the activity carries proofs that
 // @turnkey/crypto's verifyAppProofSignature accepts (and rejects once changed), in the documented
-// payload shapes (turnkey-semantics.md §9; tkhq/sdk packages/crypto proof tests): address-derivation
-// proofs `{type, timestampMs, addressDerivationProof}` name exactly the addresses returned for every
-// address format, and every activity's policy-outcome proof `{type, timestampMs, policyOutcomeProof}`
-// names its request (computeActivityFingerprint) and its signed approvals (verifyStampSignature).
-// The boot proof is signed by the signer key `sigil init` printed and names the proofs' key, and
-// `sigil verify-proofs` checks it all offline.
+// payload shapes (docs/reference/activities.md "App proofs and events"; tkhq/sdk packages/crypto proof
+// tests): address-derivation proofs `{type, timestampMs, addressDerivationProof}` name exactly the
+// addresses returned for every address format, and every activity's policy-outcome proof `{type,
+// timestampMs, policyOutcomeProof}` names its request (computeActivityFingerprint) and its signed
+// approvals (verifyStampSignature). The boot proof is signed by the signer key `sigil init` printed and
+// names the proofs' key, and `sigil verify-proofs` checks it all offline.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Assets, balances and EIP-7702 undelegation (README "Broadcasting": "Assets and balances",
+// Assets, balances and EIP-7702 undelegation (docs/broadcasting.md "Assets and balances",
 // "Undelegating an EIP-7702 account"): list_supported_assets, get_wallet_address_balances and
 // eth_undelegate_7702 through @turnkey/sdk-server and @turnkey/http's TurnkeyClient, against real
 // anvil nodes (one with an operator-listed ERC-20, one without), every on-chain outcome read back

@@ -1,6 +1,6 @@
-// Audit sinks (src/audit/sinks.ts, README "Audit trail and metrics"): every signed checkpoint is also
-// appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written at a clean
-// shutdown. Someone with write access to the database cuts a stream's tail together with the
+// Audit sinks (src/audit/sinks.ts, docs/operator-guide.md "Audit trail and metrics"): every signed
+// checkpoint is also appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written
+// at a clean shutdown. Someone with write access to the database cuts a stream's tail together with the
 // checkpoints covering it: `sigil audit verify` alone cannot tell, `--checkpoints <sink file>` can.
 // SIGIL_AUDIT_SINK_SYSLOG and SIGIL_AUDIT_SINK_HTTP send the same checkpoints to a syslog server and
 // an HTTP endpoint the test runs on loopback.
@@ -165,10 +165,12 @@ describe('a checkpoint every N entries', () => {
 describe('fail closed', () => {
   it('while the only sink refuses checkpoints, requests get a clear 503; once it accepts again, they are served', async () => {
     let refuse = false;
+    let accepted = 0;
     const server = http.createServer((req, res) => {
       req.resume();
       req.on('end', () => {
         res.statusCode = refuse ? 500 : 200;
+        if (!refuse) accepted++;
         res.end();
       });
     });
@@ -180,10 +182,15 @@ describe('fail closed', () => {
     });
     try {
       const api = sdkServerClient(s);
+      const before = accepted;
       await api.createUserTag({ userTagName: 'accepted', userIds: [] });
+      // Its checkpoint goes to the sink after the answer: refusing before it arrived would turn away
+      // the next request already, which is right but not the order this test follows.
+      await expect.poll(() => accepted, { timeout: 20_000 }).toBeGreaterThan(before);
       refuse = true;
-      // The next entry's checkpoint is refused; from then on requests are turned away.
-      await api.createUserTag({ userTagName: 'its checkpoint is refused', userIds: [] });
+      // The next entry's checkpoint is refused; from then on requests are turned away. That request
+      // itself may be answered or refused, depending on whether a timed checkpoint came first.
+      await api.createUserTag({ userTagName: 'its checkpoint is refused', userIds: [] }).catch((err: Error) => expect(err.message).toMatch(/no audit sink accepts checkpoints/));
       const refusal = async () => {
         const res = await fetch(`${s.url}/public/v1/query/get_whoami`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
         return { status: res.status, body: await res.json() };

@@ -1,11 +1,11 @@
-// The audit trail (issue 8 part 5; issue 14 "an audit log with no deployment-wide serialization point,
-// and stronger than today's") against a real `sigil serve`: activities, votes and refusals land in the
-// process's stream of MACed, chained entries; `sigil audit export` writes them with the signed
-// checkpoints; `sigil audit verify` passes on the live database and on an export, and fails, naming
-// what it found, on each tampering an attacker with database access could try: an edited activity
-// status, an edited result signature, an edited vote, a deleted activity with its vote, a stream
-// recomputed without the deployment's key, entries cut from a stream's end, and changed, removed or
-// added entries in an export. No parameters, bodies or secrets in entries.
+// The audit trail (docs/operator-guide.md "Audit trail and metrics": no deployment-wide serialization
+// point, and proof against an attacker with database access) against a real `sigil serve`: activities,
+// votes and refusals land in the process's stream of MACed, chained entries; `sigil audit export` writes
+// them with the signed checkpoints; `sigil audit verify` passes on the live database and on an export,
+// and fails, naming what it found, on each tampering an attacker with database access could try: an
+// edited activity status, an edited result signature, an edited vote, a deleted activity with its vote,
+// a stream recomputed without the deployment's key, entries cut from a stream's end, and changed,
+// removed or added entries in an export. No parameters, bodies or secrets in entries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

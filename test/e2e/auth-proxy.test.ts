@@ -1,10 +1,11 @@
-// The auth proxy end to end (issue 7 "Auth proxy"; turnkey-contract.md §1.4, §1.5, §5): a
-// configuration made with `sigil proxy-config create`, then @turnkey/core's generated client's proxy
-// methods unchanged (proxyInitOtpV2, proxyVerifyOtpV2, proxyGetAccount, proxySignupV2, proxyOtpLoginV2,
-// proxyGetWalletKitConfig…) over real SMTP on loopback, and the login @turnkey/core does after it:
-// stamp_login with X-Stamp-Attested naming the parent organization, answered from the user's
-// sub-organization. Refusals (unknown config, disallowed origin or method, a contact without proof,
-// a reused token, an attested key doing anything but log in) are clear errors that create nothing.
+// The auth proxy end to end (docs/auth-proxy.md "The auth proxy"; docs/reference/auth-proxy.md
+// "Endpoints"): a configuration made with `sigil proxy-config create`, then @turnkey/core's generated
+// client's proxy methods unchanged (proxyInitOtpV2, proxyVerifyOtpV2, proxyGetAccount, proxySignupV2,
+// proxyOtpLoginV2, proxyGetWalletKitConfig…) over real SMTP on loopback, and the login @turnkey/core
+// does after it: stamp_login with X-Stamp-Attested naming the parent organization, answered from the
+// user's sub-organization. Refusals (unknown config, disallowed origin or method, a contact without
+// proof, a reused token, an attested key doing anything but log in) are clear errors that create
+// nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { TurnkeySDKClientBase } from '@turnkey/core/dist/__generated__/sdk-client-base.mjs';
@@ -72,14 +73,14 @@ async function verifiedToken(email: string, key: KeyPair): Promise<string> {
   return verificationToken;
 }
 
-/** The client signature @turnkey/core makes for a token usage (contract §1.5): raw r‖s by the token's key. */
+/** The client signature @turnkey/core makes for a token usage (docs/reference/sessions.md "Login activities"): raw r‖s by the token's key. */
 async function usageSignature(key: KeyPair, usage: Record<string, unknown>) {
   const message = JSON.stringify(usage);
   const signature = await new ApiKeyStamper(key).sign(message, SignatureFormat.Raw);
   return { publicKey: key.apiPublicKey, scheme: 'CLIENT_SIGNATURE_SCHEME_API_P256' as const, message, signature };
 }
 
-/** The signup usage signature a key-bound token needs (semantics §2: "required if a public key was provided"). */
+/** The signup usage signature a key-bound token needs (docs/compatibility.md "What is implemented": a token bound to a key needs it). */
 const signupSignature = (key: KeyPair, token: string, contact: Record<string, string>) =>
   usageSignature(key, { signupV2: contact, tokenId: decode(token).id, type: 'USAGE_TYPE_SIGNUP' });
 

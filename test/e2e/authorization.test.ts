@@ -1,5 +1,6 @@
-// Issue 21, the four authorization flaws, each reproduced through the official clients against a
-// real Sigil (and its auth proxy for the first), and each refused now:
+// Four authorization flaws (docs/reference/policies.md "Keywords"; docs/reference/activities.md
+// "Votes"), each reproduced through the official clients against a real Sigil (and its auth proxy for
+// the first), and each refused now:
 // 1. bearer secrets (verification tokens, client signatures, OTP codes, OIDC tokens) are never
 //    readable from an activity, a vote, a policy evaluation, the database or the log, and a token
 //    bound to no key can neither sign up with V8 nor log in through the proxy after its signup;
@@ -75,7 +76,7 @@ async function boundToken(email: string, key: KeyPair): Promise<{ token: string;
   return { token: r.verificationToken, code, activityId: r.activity.id };
 }
 
-/** The client signature @turnkey/core makes for a token usage (contract §1.5): raw r‖s by the token's key. */
+/** The client signature @turnkey/core makes for a token usage (docs/reference/sessions.md "Login activities"): raw r‖s by the token's key. */
 async function usageSignature(key: KeyPair, usage: Record<string, unknown>) {
   const message = JSON.stringify(usage);
   const signature = await new ApiKeyStamper(key).sign(message, SignatureFormat.Raw);
@@ -120,7 +121,7 @@ describe('1. bearer secrets never leave through records, and a stranger cannot l
   it('the reported takeover: legacy token → create_sub_organization V8 → get_activity → proxy otp_login is refused at every step', async () => {
     const email = 'victim@example.com';
     const { token } = await unboundToken(email);
-    // V8 takes only key-bound tokens (semantics §2: "V8 accepts only enclave-issued (V2) tokens").
+    // V8 takes only key-bound tokens (docs/compatibility.md "What is implemented").
     await refusedUnchanged(() =>
       root.createSubOrganization({ subOrganizationName: 'victim', rootUsers: [rootUser(email)], rootQuorumThreshold: 1, verificationToken: token }),
       /bound to no public key, and ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8 takes only key-bound tokens/,
@@ -319,7 +320,7 @@ describe('3. tag activities are USER and PRIVATE_KEY activities for policies', (
     await refusedUnchanged(() => tessApi.createPrivateKeyTag({ privateKeyTagName: 'k', privateKeyIds: [] }), /policy engine denied request explicitly/);
   });
 
-  it('init_otp_auth is AUTH/CREATE, as semantics §1.3 lists it', async () => {
+  it('init_otp_auth is AUTH/CREATE, as the documented resource table lists it', async () => {
     const olga = await newUser('olga');
     await root.createPolicy({ policyName: 'olga may authenticate users', notes: '', effect: 'EFFECT_ALLOW', consensus: `approvers.any(user, user.id == '${olga.id}')`, condition: "activity.resource == 'AUTH' && activity.action == 'CREATE'" });
     const r = await sdkServerClient(sigil, olga.key).initOtpAuth({ otpType: 'OTP_TYPE_EMAIL', contact: 'olga.user@example.com', appName: 'Sigil Test' } as never);

@@ -238,9 +238,10 @@ describe('transport', () => {
       signerPublicKey: sigil.root.signerPublicKey,
       // Its private half is sealed in the database like any secret, under the deployment's seal.
       signerKey: { sealedBy: 'static', storedIn: 'database' },
-      // The key webhook deliveries are signed with (README "Webhooks").
+      // The key webhook deliveries are signed with (docs/webhooks.md "Webhooks").
       webhookVerificationKey: { keyId: expect.stringMatching(/^sigil-webhook-[0-9a-f]{16}$/), publicKey: expect.stringMatching(/^[0-9a-f]{64}$/), algorithm: 'ed25519' },
-      // The embedded-wallet frames (README "Embedded wallets"), on their own port.
+      // The embedded-wallet frames (docs/embedded-wallets.md "Embedded wallets: Sigil's frames"), on
+      // their own port.
       frames: {
         export: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/export$/),
         import: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/import$/),

@@ -1,9 +1,10 @@
-// A slow chain node must not hold the database (README "Broadcasting"; issue 32 flaw 4): approving a
-// waiting eth_send_transaction asks the node for nonce, gas and fees, and that happens before the
-// vote's transaction opens, so on SQLite (one writer) another organization's create_wallet is not
-// held up while the node has not answered; reading the pending send's activity asks the node nothing.
-// The node is anvil behind a small JSON-RPC proxy that counts the calls it forwards and can hold
-// them (a gate) until the test lets them through: no timing is asserted, only the order of outcomes.
+// A slow chain node must not hold the database (docs/broadcasting.md "What the node is trusted with"):
+// approving a waiting eth_send_transaction asks the node for nonce, gas and fees, and that happens
+// before the vote's transaction opens, so on SQLite (one writer) another organization's create_wallet is
+// not held up while the node has not answered; reading the pending send's activity asks the node
+// nothing. The node is anvil behind a small JSON-RPC proxy that counts the calls it forwards and can
+// hold them (a gate) until the test lets them through: no timing is asserted, only the order of
+// outcomes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

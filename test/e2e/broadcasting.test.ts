@@ -1,4 +1,4 @@
-// Broadcasting (issue 18, README "Broadcasting"): eth_send_transaction, eth_send_raw_transaction,
+// Broadcasting (docs/broadcasting.md "Broadcasting"): eth_send_transaction, eth_send_raw_transaction,
 // get_send_transaction_status and get_nonces through the official clients (@turnkey/sdk-server's
 // ethSendTransaction / pollTransactionStatus / getNonces and @turnkey/http's TurnkeyClient), against
 // a real anvil node; every outcome is read back from the chain with viem's public client.
@@ -215,28 +215,54 @@ describe('eth_send_transaction', () => {
     }
   });
 
-  it('a send that needs two approvals is sent once the second approval completes it', async () => {
-    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, ['bcast alice', 'bcast carol'], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'");
+  /**
+   * An eth_send_transaction that waits for alice and carol: submitted by alice on the first process,
+   * approved by carol on the second. Answers the send's id once the approval completed the activity.
+   */
+  async function sendApprovedByTwo(to: Hex, value: string, afterApproval?: (id: string) => Promise<void>): Promise<string> {
+    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, [`bcast alice ${value}`, `bcast carol ${value}`], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'");
     try {
       const submitted = await httpClient(sigil, alice.key).ethSendTransaction({
         type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
         timestampMs: String(Date.now()),
         organizationId: orgId,
-        parameters: { from, caip2: CAIP2, calls: [{ to: recipient(0xa991), value: '77' }] },
+        parameters: { from, caip2: CAIP2, calls: [{ to, value }] },
       } as never);
       expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
-      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(0n);
+      expect(await publicClient.getBalance({ address: to })).toBe(0n);
       // Approved on the other process.
       await approve(second, carol.key, submitted.activity.fingerprint);
       const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
       expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
-      const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId;
-      const status = await included(sigil, id);
-      expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
-      expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
+      const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId as string;
+      await afterApproval?.(id);
+      return id;
     } finally {
       await sdkServerClient(sigil).deletePolicy({ policyId });
     }
+  }
+
+  it('a send that needs two approvals is sent once the second approval completes it', async () => {
+    const id = await sendApprovedByTwo(recipient(0xa991), '77');
+    const status = await included(sigil, id);
+    expect((await publicClient.getTransaction({ hash: status.eth!.txHash as Hex })).to!.toLowerCase()).toBe(recipient(0xa991));
+    expect(await publicClient.getBalance({ address: recipient(0xa991) })).toBe(77n);
+  });
+
+  it('an approved send that another hand already got mined is INCLUDED, not FAILED as "nonce too low"', async () => {
+    // Two processes' trackers may both hand over the same approved send: the node mines the first and
+    // refuses the second for its nonce. Here the test is the first hand: it broadcasts the recorded
+    // transaction itself before the trackers do (they wait a few seconds after the approval).
+    let hash = '';
+    const id = await sendApprovedByTwo(recipient(0xa992), '78', async (sendId) => {
+      const [row] = await execSql(sigil, 'select signed_transaction, status from send_transactions where id = ?', [sendId]);
+      expect(row.status).toBe('INITIALIZED');
+      hash = await publicClient.request({ method: 'eth_sendRawTransaction', params: [row.signed_transaction as Hex] });
+      expect((await publicClient.waitForTransactionReceipt({ hash: hash as Hex })).status).toBe('success');
+    });
+    const status = await included(sigil, id);
+    expect(status.eth!.txHash).toBe(hash);
+    expect(await publicClient.getBalance({ address: recipient(0xa992) })).toBe(78n);
   });
 
   it('a call that reverts on chain is reported FAILED with its revert reason', async () => {
@@ -372,7 +398,7 @@ describe('get_nonces', () => {
     const { sendTransactionStatusId } = await api.ethSendTransaction({ from, caip2: CAIP2, calls: [{ to: recipient(0xd00d), value: '1' }] } as never);
     await included(sigil, sendTransactionStatusId);
     expect((await httpClient(second).getNonces({ organizationId: orgId, address: from, caip2: CAIP2, nonce: true })).nonce).toBe(String(Number(nonce) + 1));
-    // An address of none of the organization's keys is not answered (issue 32; test/e2e/chain-safety.test.ts).
+    // An address of none of the organization's keys is not answered (test/e2e/chain-safety.test.ts).
     await expect(api.getNonces({ address: recipient(0xd00d), caip2: CAIP2, nonce: true } as never)).rejects.toThrow(/not an Ethereum address of a wallet account or private key of this organization/);
     // Nothing requested, nothing answered; the Gas Station nonce is not offered.
     expect(await api.getNonces({ address: from, caip2: CAIP2 } as never)).toEqual({});

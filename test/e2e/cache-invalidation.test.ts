@@ -1,5 +1,6 @@
-// The read cache across processes (issue 14: "every change that affects authentication,
-// authorization or key state must be seen by every process on its very next request"). Two `sigil
+// The read cache across processes (docs/operator-guide.md "Running on PostgreSQL / in production": every
+// change that affects authentication, authorization or key state is seen by every process on its very
+// next request). Two `sigil
 // serve` processes on one database; each case warms the first process's cache with a request, makes
 // the change through the second, and the very next request to the first is answered as the change
 // demands: a deleted API key, a deleted user, a new and a deleted policy, a changed root quorum, an IP

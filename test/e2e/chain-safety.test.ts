@@ -1,7 +1,8 @@
-// Issue 32 (security), the chain flaws, each driven through the official clients (@turnkey/sdk-server,
-// @turnkey/http, @turnkey/viem) against a real anvil node, the outcome read back from the chain with
-// viem. A small JSON-RPC proxy in front of anvil plays a misbehaving node: it can answer a huge
-// priority fee, a pending nonce lower than the one Sigil allocated, or an oversized answer.
+// The chain flaws (docs/broadcasting.md "What the node is trusted with"), each driven through the
+// official clients (@turnkey/sdk-server, @turnkey/http, @turnkey/viem) against a real anvil node, the
+// outcome read back from the chain with viem. A small JSON-RPC proxy in front of anvil plays a
+// misbehaving node: it can answer a huge priority fee, a pending nonce lower than the one Sigil
+// allocated, or an oversized answer.
 // - flaw 5: the operator's fee caps (per gas, and gas × fee per chain) refuse a send naming the cap,
 //   and nothing is signed or sent; the nonce Sigil allocates is never lowered by the node; an answer
 //   over SIGIL_EVM_RPC_MAX_RESPONSE_BYTES fails the send; an http RPC URL needs its host listed.

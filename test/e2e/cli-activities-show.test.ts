@@ -1,6 +1,6 @@
-// `sigil activities show --activity-id` (issue 20 "Approve what you see") through the real `sigil`
-// binary against a real `sigil serve`: with a root quorum of two, bob's waiting ERC-20 transfer and a
-// Safe execTransaction hiding a proxy upgrade are printed decoded exactly as the API's decodedView
+// `sigil activities show --activity-id` (docs/policies.md "Approving what you see") through the real
+// `sigil` binary against a real `sigil serve`: with a root quorum of two, bob's waiting ERC-20 transfer
+// and a Safe execTransaction hiding a proxy upgrade are printed decoded exactly as the API's decodedView
 // has them (every row, the flags, the digest, the consensus), the digest equal to viem's keccak256 of
 // the unsigned transaction. An activity that signs nothing says so; a missing id is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

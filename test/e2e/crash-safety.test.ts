@@ -1,9 +1,10 @@
-// Crash safety (issue 8 "Crash safety"): under concurrent create_wallet and sign_raw_payload load from
-// the official @turnkey/http client, the server is killed with SIGKILL at random moments (a bounded
-// number of rounds, loopback only) and restarted on the same data. Afterwards every activity the
-// client saw COMPLETED is present with the same result, no activity is left half-done (CREATED or
-// PENDING), and every wallet has exactly the accounts its activity listed. SIGTERM, by contrast,
-// drains: the last request in flight completes and the process exits 0. SQLite and PostgreSQL.
+// Crash safety (docs/operator-guide.md "Running on PostgreSQL / in production"): under concurrent
+// create_wallet and sign_raw_payload load from the official @turnkey/http client, the server is killed
+// with SIGKILL at random moments (a bounded number of rounds, loopback only) and restarted on the same
+// data. Afterwards every activity the client saw COMPLETED is present with the same result, no activity
+// is left half-done (CREATED or PENDING), and every wallet has exactly the accounts its activity listed.
+// SIGTERM, by contrast, drains: the last request in flight completes and the process exits 0. SQLite and
+// PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
@@ -68,7 +69,8 @@ describe('crash safety', () => {
     let stop = false;
     let failures = 0;
     let n = 0;
-    // Below the organization's quota of 100 wallets (semantics §8): later iterations only sign.
+    // Below the organization's quota of 100 wallets (docs/limits.md "Quotas and rate limits"): later
+    // iterations only sign.
     let walletsAsked = 0;
     const loop = async (w: number) => {
       while (!stop) {

@@ -1,5 +1,5 @@
 // Every exported verifier of @turnkey/crypto that a self-hosted signer can satisfy, against a real
-// `sigil serve` (issue 16): each checks what Sigil answered, with the deployment signer key that
+// `sigil serve`: each checks what Sigil answered, with the deployment signer key that
 // /.well-known/sigil.json publishes as `dangerouslyOverrideSignerPublicKey` (and each refuses it with
 // the key pinned by default, which is Turnkey's enclave key). verifySessionJwtSignature (sessions),
 // verifyOtpVerificationToken (verify_otp's token, item 2; also checked with jose), the bundle
@@ -7,7 +7,7 @@
 // encryptPrivateKeyToBundle, verifyStampSignature and computeActivityFingerprint (an activity's
 // votes and fingerprint), verifyAppProofSignature (app proofs), decryptCredentialBundle and
 // encryptOauth2ClientSecret. The verifiers that need an AWS Nitro attestation (verify,
-// verifyWithQosPolicy) cannot be satisfied by design; the README's compatibility section says why,
+// verifyWithQosPolicy) cannot be satisfied by design; docs/compatibility.md says why,
 // and the test shows their refusal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';

@@ -1,10 +1,10 @@
-// Approving what you see (issue 20) in a real headless Chromium against a real `sigil serve`: with a
-// root quorum of two, a second quorum member (bob) submits an ERC-20 transfer (to a token whose
-// interface is stored with its decimals), a Solana transfer, a Bitcoin PSBT with change and a Safe
-// execTransaction that hides a proxy upgrade behind a delegatecall. Each waits for the root user's
-// vote. The root user's Pending page lists exactly those four (with the count in the navigation),
-// each decoded with the right amounts and addresses, the Safe one flagged as dangerous, and the
-// digest recomputed by the page's own code. A payload altered in the page is reported as an
+// Approving what you see (docs/policies.md "Approving what you see") in a real headless Chromium against
+// a real `sigil serve`: with a root quorum of two, a second quorum member (bob) submits an ERC-20
+// transfer (to a token whose interface is stored with its decimals), a Solana transfer, a Bitcoin PSBT
+// with change and a Safe execTransaction that hides a proxy upgrade behind a delegatecall. Each waits
+// for the root user's vote. The root user's Pending page lists exactly those four (with the count in the
+// navigation), each decoded with the right amounts and addresses, the Safe one flagged as dangerous, and
+// the digest recomputed by the page's own code. A payload altered in the page is reported as an
 // integrity failure and the approval is not cast; then each is approved from the page (the button
 // names what it approves) and the API shows it signed. Screenshots at 1280 and 390 px go to
 // test-results/screenshots/ (the README's come from there, docs/images/).

@@ -1,5 +1,5 @@
-// Onboarding by invitation in the dashboard (issue 19; README "Invitations", "Email events") in a
-// real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core) with the DevTools
+// Onboarding by invitation in the dashboard (docs/sessions-and-logins.md "Invitations", "Email events")
+// in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core) with the DevTools
 // virtual authenticator, against a real `sigil serve` mailing through a real SMTP server on loopback.
 // The root user, signed in with its API key, invites Nina from the Invitations page with a tag; the
 // emailed link (to the dashboard origin, the default SIGIL_DASHBOARD_URL) opens, in Nina's own

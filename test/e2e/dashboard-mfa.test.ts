@@ -1,10 +1,11 @@
-// The MFA flow end to end with a passkey from the dashboard (issue 19, README "MFA policies"), in
-// Debian's Chromium with a DevTools virtual authenticator against a real `sigil serve`: the root user
-// signs in with an API key, adds a passkey, signs out and back in with it; an MFA policy asks for a
-// passkey on signing; a sign_raw_payload stamped with the root's API key (@turnkey/http) waits in
-// ACTIVITY_STATUS_AUTHENTICATORS_NEEDED and shows on the Pending page as such; the signed-in user
-// approves it there, the approval stamped by the passkey, and the API then reads it completed with a
-// signature and its MFA satisfied by that passkey. Photographed into test-results/screenshots/.
+// The MFA flow end to end with a passkey from the dashboard (docs/mfa.md "MFA policies";
+// docs/operator-guide.md "Dashboard"), in Debian's Chromium with a DevTools virtual authenticator
+// against a real `sigil serve`: the root user signs in with an API key, adds a passkey, signs out and
+// back in with it; an MFA policy asks for a passkey on signing; a sign_raw_payload stamped with the
+// root's API key (@turnkey/http) waits in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED and shows on the Pending
+// page as such; the signed-in user approves it there, the approval stamped by the passkey, and the API
+// then reads it completed with a signature and its MFA satisfied by that passkey. Photographed into
+// test-results/screenshots/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

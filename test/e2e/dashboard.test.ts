@@ -1,16 +1,17 @@
-// The dashboard (issue 9) in a real headless Chromium (Debian's /usr/bin/chromium driven by
-// playwright-core) against a real `sigil serve`: the root user signs in with an imported API key
-// (a non-extractable CryptoKey in IndexedDB; the private key never leaves the page), adds a passkey
-// of Chromium's DevTools virtual authenticator (create_authenticators), signs out and back in with
-// that passkey (stamp_login under X-Stamp-Webauthn, turnkey-contract.md §1.3), creates a wallet and
-// sees its address, creates a policy with a syntax error (the server's message shows inline and
-// nothing changes), fixes it, and approves a second user's sign_raw_payload that the policy holds
-// for two approvals: the vote is cast by the passkey, and @turnkey/sdk-server then reads the activity
-// COMPLETED with a signature. The velocity controls page draws each control's usage per group (the
-// record's `usage`, README "Velocity controls") as a bar whose value and text are the API's
-// aggregate against the threshold, marking the groups at and over the limit. Every page is photographed at 1280 px and 390 px into
-// test-results/screenshots/. Also: the static handler's CSP, content types and path refusals, and
-// email-code sign-in through the auth proxy (otp_init → otp_verify → stamp_login X-Stamp-Attested).
+// The dashboard (docs/operator-guide.md "Dashboard") in a real headless Chromium (Debian's
+// /usr/bin/chromium driven by playwright-core) against a real `sigil serve`: the root user signs in with
+// an imported API key (a non-extractable CryptoKey in IndexedDB; the private key never leaves the page),
+// adds a passkey of Chromium's DevTools virtual authenticator (create_authenticators), signs out and
+// back in with that passkey (stamp_login under X-Stamp-Webauthn, docs/reference/api.md "Stamps"),
+// creates a wallet and sees its address, creates a policy with a syntax error (the server's message
+// shows inline and nothing changes), fixes it, and approves a second user's sign_raw_payload that the
+// policy holds for two approvals: the vote is cast by the passkey, and @turnkey/sdk-server then reads
+// the activity COMPLETED with a signature. The velocity controls page draws each control's usage per
+// group (the record's `usage`, docs/velocity-controls.md "Velocity controls") as a bar whose value and
+// text are the API's aggregate against the threshold, marking the groups at and over the limit. Every
+// page is photographed at 1280 px and 390 px into test-results/screenshots/. Also: the static handler's
+// CSP, content types and path refusals, and email-code sign-in through the auth proxy (otp_init →
+// otp_verify → stamp_login X-Stamp-Attested).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -42,7 +43,7 @@ const go = (hash: string, title: string | RegExp) => goTo(page, hash, title);
 
 beforeAll(async () => {
   ({ sigil, origin } = await serveForBrowser({
-    // The webhooks page's receiver on loopback, retried quickly (README "Webhooks").
+    // The webhooks page's receiver on loopback, retried quickly (docs/webhooks.md "Webhooks").
     SIGIL_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     SIGIL_WEBHOOK_RETRY_BASE_MS: '100',
     SIGIL_WEBHOOK_RETRY_MAX_MS: '400',

@@ -1,7 +1,7 @@
-// Email auth, email recovery and email customization end to end over real SMTP (issue 7;
-// turnkey-semantics.md §6 "Email auth (legacy credential bundle)", "Recovery (legacy)", "OTP
-// (current)" sender rules; turnkey-contract.md §4.2 credential bundle): an `smtp-server` on
-// loopback receives what Sigil sends with nodemailer.
+// Email auth, email recovery and email customization end to end over real SMTP
+// (docs/sessions-and-logins.md "Email auth and recovery"; the credential bundle of
+// docs/reference/bundles.md "The bundles"): an `smtp-server` on loopback receives what Sigil sends
+// with nodemailer.
 //  - email_auth through @turnkey/sdk-server's emailAuth: the credential bundle from the mail (and
 //    from its magic link) opens with @turnkey/crypto's decryptCredentialBundle and the key stamps a
 //    whoami; a parent reaches its sub-organizations' users; invalidateExisting removes earlier keys;

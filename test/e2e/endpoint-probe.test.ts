@@ -1,8 +1,8 @@
-// The endpoint probe of issue 19: every endpoint of the newest official client (@turnkey/http's
-// generated TurnkeyClient) is called once, stamped, with a minimal body. An endpoint Sigil serves
-// answers anything but "no such endpoint" (usually a 400 for the empty parameters, or data); an
-// endpoint it does not serve answers 501 "unknown operation" (404 outside /public/v1); a broken one
-// answers 5xx. The test pins
+// The endpoint probe (docs/compatibility.md "What is implemented"): every endpoint of the newest
+// official client (@turnkey/http's generated TurnkeyClient) is called once, stamped, with a minimal
+// body. An endpoint Sigil serves answers anything but "no such endpoint" (usually a 400 for the empty
+// parameters, or data); an endpoint it does not serve answers 501 "unknown operation" (404 outside
+// /public/v1); a broken one answers 5xx. The test pins
 // the set Sigil does not serve to test/vectors/unserved-endpoints.json, where each has its reason
 // (hosted-only product lines, or not built yet), so adding or losing an endpoint changes this test,
 // and no endpoint may answer 5xx.

@@ -1,6 +1,6 @@
-// Sigil's own frames (issue 33; README "Embedded wallets") driven by the published
-// @turnkey/iframe-stamper, unchanged, from a parent page on another loopback origin, in Debian's
-// Chromium: a wallet export whose mnemonic (read from the frame's page) derives the wallet's
+// Sigil's own frames (docs/embedded-wallets.md "Embedded wallets: Sigil's frames") driven by the
+// published @turnkey/iframe-stamper, unchanged, from a parent page on another loopback origin, in
+// Debian's Chromium: a wallet export whose mnemonic (read from the frame's page) derives the wallet's
 // addresses, key exports in every KeyFormat, a mnemonic imported through the import frame and then
 // signing through @turnkey/sdk-server, export-and-sign signing Solana and Ethereum payloads, the
 // auth frame stamping a request Sigil accepts, and @turnkey/sdk-browser's iframe client logging a

@@ -1,8 +1,8 @@
-// Schema-driven fuzzing of every submit and query endpoint (issue 15), against a real `sigil serve`
-// on both stores. Bodies come from the API schemas (src/schemas/turnkey-definitions.json, through
-// the registry of src/operations/registry.ts), stamped correctly with the official ApiKeyStamper,
-// and each carries at least one definite defect: a field of the wrong type, a required field
-// missing, a value outside its enum, NUL or an unpaired surrogate, nesting, array length, member
+// Schema-driven fuzzing of every submit and query endpoint (docs/limits.md "Limits"), against a real
+// `sigil serve` on both stores. Bodies come from the API schemas (src/schemas/turnkey-definitions.json,
+// through the registry of src/operations/registry.ts), stamped correctly with the official
+// ApiKeyStamper, and each carries at least one definite defect: a field of the wrong type, a required
+// field missing, a value outside its enum, NUL or an unpaired surrogate, nesting, array length, member
 // count or total size past the limits, a body over the size limit, invalid JSON, a broken envelope,
 // or a content type or coding other than JSON. Random cases are drawn with fast-check (seeded; the
 // seed is printed) beside valid noise (extra fields, unicode). Every answer must be a 4xx JSON

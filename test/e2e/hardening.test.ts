@@ -1,7 +1,7 @@
-// Regression tests of issue 15 ("one request must never stall the service"), each fault on its own,
-// against real `sigil serve` processes on both stores: a small body that made validation quadratic
-// (with and without a credential), slow clients that held connections for ever, deep nesting that
-// answered 500, NUL and other values the stores disagreed on, content types other than JSON, and an
+// Regression tests of "one request must never stall the service" (docs/limits.md "Limits"), each fault
+// on its own, against real `sigil serve` processes on both stores: a small body that made validation
+// quadratic (with and without a credential), slow clients that held connections for ever, deep nesting
+// that answered 500, NUL and other values the stores disagreed on, content types other than JSON, and an
 // oversized body the client could not read the answer to. Refusals are JSON {code, message, details},
 // small, and change nothing. CPU figures are printed, never asserted (the machine is shared).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

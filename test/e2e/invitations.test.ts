@@ -1,4 +1,4 @@
-// Invitations and email events (issue 19; README "Invitations", "Email events") through
+// Invitations and email events (docs/sessions-and-logins.md "Invitations", "Email events") through
 // @turnkey/http's TurnkeyClient against a real `sigil serve` and a real SMTP server on loopback
 // (test/helpers/mail.ts), one of whose mailboxes refuses mail with a permanent 550:
 //  - create_invitations mails each receiver a link whose token is stored nowhere in plaintext (not

@@ -1,4 +1,4 @@
-// IP allowlists through @turnkey/sdk-server (turnkey-semantics.md §7; interface-spec.md §4.3): an
+// IP allowlists through @turnkey/sdk-server (docs/reference/organizations.md "IP allowlists"): an
 // enabled organization list that leaves out 127.0.0.1 refuses requests with a clear 403 naming the
 // address, a rule for 127.0.0.1/32 lets them in, an API key's own list overrides the organization's,
 // removal restores access; a change that would lock out its own request is refused; sub-organization

@@ -1,7 +1,8 @@
-// Structured logs (issue 8 "Observability"): `sigil serve` writes one JSON object per line to stderr;
-// every request is logged once with its request id (X-Request-Id when the client sends one), the
-// operation, the HTTP status and the time taken; refusals carry their error code; and nothing secret
-// reaches the log: not stamps, private keys, one-time codes, verification tokens or session JWTs.
+// Structured logs (docs/operator-guide.md "Audit trail and metrics"): `sigil serve` writes one JSON
+// object per line to stderr; every request is logged once with its request id (X-Request-Id when the
+// client sends one), the operation, the HTTP status and the time taken; refusals carry their error code;
+// and nothing secret reaches the log: not stamps, private keys, one-time codes, verification tokens or
+// session JWTs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';

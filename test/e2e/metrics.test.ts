@@ -1,6 +1,6 @@
-// GET /metrics (issue 8 part 4) on a real `sigil serve`: Prometheus text format, and the request,
-// latency, activity and signature series move with traffic. Request log lines carry reqId and no
-// stamp or body.
+// GET /metrics (docs/operator-guide.md "Audit trail and metrics") on a real `sigil serve`: Prometheus
+// text format, and the request, latency, activity and signature series move with traffic. Request log
+// lines carry reqId and no stamp or body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { rawPost, sdkServerClient } from '../helpers/clients.js';

@@ -1,7 +1,7 @@
-// MFA policies (issue 19) end to end through @turnkey/http's TurnkeyClient and @turnkey/sdk-server
-// (createMfaPolicy, updateMfaPolicy, deleteMfaPolicy, getMfaPolicy, getMfaPolicies, getMfaStatus)
-// against a real `sigil serve`: the v1MfaPolicy record round trip; every refusal a `{code, message,
-// details}` that leaves the database as it was; who may manage whose policies (MFA_POLICY with
+// MFA policies (docs/mfa.md "MFA policies") end to end through @turnkey/http's TurnkeyClient and
+// @turnkey/sdk-server (createMfaPolicy, updateMfaPolicy, deleteMfaPolicy, getMfaPolicy, getMfaPolicies,
+// getMfaStatus) against a real `sigil serve`: the v1MfaPolicy record round trip; every refusal a `{code,
+// message, details}` that leaves the database as it was; who may manage whose policies (MFA_POLICY with
 // `activity.params.user_id`, a user's own without a policy); and enforcement: an activity matching
 // the submitter's first MFA policy waits in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED, an approval with
 // the wrong kind of stamp is refused and changes nothing, one with a real WebAuthn assertion (the
@@ -273,7 +273,7 @@ describe('a step pinned to a session profile', () => {
     const root = sdkServerClient(sigil);
     const { sessionProfileId } = await root.createSessionProfile({ sessionProfileName: 'mfa sessions', scope: 'true' });
     // The sessions come first: once the policy holds, a login by the API key alone must itself meet
-    // it (issue 32; test/e2e/security-identity.test.ts).
+    // it (test/e2e/security-identity.test.ts).
     const plain = newKey();
     const profiled = newKey();
     await root.stampLogin({ publicKey: plain.apiPublicKey });

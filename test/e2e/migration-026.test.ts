@@ -1,10 +1,10 @@
-// Migration 026 (contacts vouched for by the parent; README "Email and SMS logins through the parent")
-// on a deployment that has users: the test makes, with @turnkey/sdk-server, a sub-organization whose
-// root user's email the parent set, a decoy with the same email written by another sub-organization's
-// own key, and a root user whose parent-set email its sub-organization later changed; puts the users
-// table back in the shape migration 025 left it (no vouched columns, 026 not recorded); restarts Sigil;
-// and checks that only the untouched root user's contact is vouched for, so the parent's OTP login for
-// that email still lands in its sub-organization, on either store.
+// Migration 026 (contacts vouched for by the parent; docs/compatibility.md "Email and SMS logins through
+// the parent") on a deployment that has users: the test makes, with @turnkey/sdk-server, a
+// sub-organization whose root user's email the parent set, a decoy with the same email written by
+// another sub-organization's own key, and a root user whose parent-set email its sub-organization later
+// changed; puts the users table back in the shape migration 025 left it (no vouched columns, 026 not
+// recorded); restarts Sigil; and checks that only the untouched root user's contact is vouched for, so
+// the parent's OTP login for that email still lands in its sub-organization, on either store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';

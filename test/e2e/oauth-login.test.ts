@@ -1,4 +1,4 @@
-// OAuth login end to end (issue 7 item 4; turnkey-semantics.md §6 "OAuth / OIDC"; swagger
+// OAuth login end to end (docs/sessions-and-logins.md "OAuth and OIDC login"; swagger
 // v1OauthLoginIntent, v1OauthIntent): a real OIDC issuer on loopback serves its discovery document
 // and JWKS and signs id_tokens with keys made by jose; Sigil trusts it through SIGIL_OIDC_ISSUERS
 // (one issuer discovered, one with its JWKS URL given). oauth_login through @turnkey/sdk-server
@@ -165,7 +165,7 @@ describe('oauth_login', () => {
     expect(me).toMatchObject({ organizationId: created.subOrganizationId, userId: created.rootUserIds![0] });
   });
 
-  it('opens a session limited by the parent’s session profile for a sub-organization user (README "Session profiles")', async () => {
+  it('opens a session limited by the parent’s session profile for a sub-organization user (docs/sessions-and-logins.md "Session profiles")', async () => {
     const api = sdkServerClient(sigil);
     const { sessionProfileId } = await api.createSessionProfile({ sessionProfileName: 'oauth users', scope: "activity.resource == 'USER'", expirationSeconds: '180' });
     const created = await api.createSubOrganization({

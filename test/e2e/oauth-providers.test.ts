@@ -1,7 +1,7 @@
-// OAuth providers through @turnkey/sdk-server (turnkey-semantics.md §6 "OAuth / OIDC"; swagger
-// v1CreateOauthProvidersIntentV2, v1OauthProvider): a user registers identities from an OIDC token's
-// payload or from explicit claims, sees them in get_oauth_providers and in its user record, deletes
-// them; duplicates, malformed tokens, other users' providers and the per-user limit are refused;
+// OAuth providers through @turnkey/sdk-server (docs/sessions-and-logins.md "OAuth and OIDC login";
+// swagger v1CreateOauthProvidersIntentV2, v1OauthProvider): a user registers identities from an OIDC
+// token's payload or from explicit claims, sees them in get_oauth_providers and in its user record,
+// deletes them; duplicates, malformed tokens, other users' providers and the per-user limit are refused;
 // users and sub-organization root users can be created with providers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';

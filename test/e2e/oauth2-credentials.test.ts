@@ -1,13 +1,13 @@
-// OAuth 2.0 credentials and oauth2_authenticate end to end (turnkey-semantics.md §6 "OAuth2-only
-// providers", §7 "OAuth 2.0 credentials"; turnkey-contract.md §4.6-4.7): credentials are created,
-// read, listed, updated and deleted through @turnkey/sdk-server with the client secret encrypted by
-// @turnkey/crypto's encryptOauth2ClientSecret to the deployment signer key (the SDK's override);
-// the secret never comes back and is not in the database in plaintext or as the submitted envelope.
-// oauth2_authenticate talks to a real HTTP server on loopback playing X's and Discord's token and
-// user endpoints, which checks the client's Basic credentials, the code, the redirect_uri and the
-// PKCE S256 verifier as the providers do; the answered id_token verifies with jose against the
-// deployment signer key published at /.well-known/sigil.json, carries the documented claims, and logs
-// in with oauth_login. Refusals are clear errors that change nothing.
+// OAuth 2.0 credentials and oauth2_authenticate end to end (docs/reference/organizations.md
+// "Smart contract interfaces and OAuth 2.0 credentials"; docs/reference/bundles.md "Other signed
+// tokens"): credentials are created, read, listed, updated and deleted through @turnkey/sdk-server with
+// the client secret encrypted by @turnkey/crypto's encryptOauth2ClientSecret to the deployment signer
+// key (the SDK's override); the secret never comes back and is not in the database in plaintext or as
+// the submitted envelope. oauth2_authenticate talks to a real HTTP server on loopback playing X's and
+// Discord's token and user endpoints, which checks the client's Basic credentials, the code, the
+// redirect_uri and the PKCE S256 verifier as the providers do; the answered id_token verifies with jose
+// against the deployment signer key published at /.well-known/sigil.json, carries the documented claims,
+// and logs in with oauth_login. Refusals are clear errors that change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -136,7 +136,7 @@ const submit = (type: string, parameters: unknown) =>
 
 const errorCode = (body: any) => body?.details?.[0]?.turnkeyErrorCode;
 
-/** nonce = hex(sha256(publicKeyHex)), what oauth_login checks (semantics §6). */
+/** nonce = hex(sha256(publicKeyHex)), what oauth_login checks (docs/reference/sessions.md "Login activities"). */
 const nonceFor = (publicKey: string) => createHash('sha256').update(publicKey, 'utf8').digest('hex');
 
 async function verifyWithSigner(token: string) {

@@ -1,9 +1,9 @@
-// Older activity versions whose intents are in the swagger (issue 16 item 5), sent as applications
-// pinned to older SDKs send them: through @turnkey/http's TurnkeyClient, whose methods post the
-// body they are given. Each answers under its own result member and does what its current version
-// does: CREATE_POLICY and _V2 (legacy selectors, stored as condition and consensus), UPDATE_POLICY,
-// CREATE_SUB_ORGANIZATION V1–V3, CREATE_USERS V1, CREATE_AUTHENTICATORS V1, CREATE_PRIVATE_KEYS V1
-// and CREATE_READ_WRITE_SESSION V1. Refusals are clear and change nothing.
+// Older activity versions whose intents are in the swagger (docs/compatibility.md "Older activity
+// versions"), sent as applications pinned to older SDKs send them: through @turnkey/http's
+// TurnkeyClient, whose methods post the body they are given. Each answers under its own result member
+// and does what its current version does: CREATE_POLICY and _V2 (legacy selectors, stored as condition
+// and consensus), UPDATE_POLICY, CREATE_SUB_ORGANIZATION V1–V3, CREATE_USERS V1, CREATE_AUTHENTICATORS
+// V1, CREATE_PRIVATE_KEYS V1 and CREATE_READ_WRITE_SESSION V1. Refusals are clear and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { TurnkeyClient } from '@turnkey/http';

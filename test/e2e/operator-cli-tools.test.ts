@@ -1,8 +1,8 @@
-// The operator CLI's API commands (issue 9 "Operator CLI") through the real `sigil` binary against a
-// real `sigil serve`: `keys generate` writes a P-256 key file with mode 600 and refuses to overwrite
-// it; once @turnkey/sdk-server registers its public key (create_api_keys), `sigil request` stamps
-// with it (X-Stamp, turnkey-contract.md §1.1) and answers whoami, and `sigil whoami` does too from
-// SIGIL_* environment; `sigil activities approve` casts the second approval a consensus policy
+// The operator CLI's API commands (docs/operator-guide.md "Operator CLI") through the real `sigil`
+// binary against a real `sigil serve`: `keys generate` writes a P-256 key file with mode 600 and refuses
+// to overwrite it; once @turnkey/sdk-server registers its public key (create_api_keys), `sigil request`
+// stamps with it (X-Stamp, docs/reference/api.md "Stamps") and answers whoami, and `sigil whoami` does
+// too from SIGIL_* environment; `sigil activities approve` casts the second approval a consensus policy
 // waits for and the activity completes with a signature; `reject --fingerprint` ends one. Mistakes
 // (missing key file, JSON that does not parse, an unknown path, voting on a finished activity) exit 1
 // with a message naming the fix and change nothing.

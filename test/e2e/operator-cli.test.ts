@@ -1,9 +1,10 @@
-// Operator commands and process management (issue 8 items 1, 2 and 6) through the real `sigil`
-// command: rotate-master-key while a server serves (it serves on; a new process unseals with the new
-// key only), backup while serving and restore into a new data directory that then serves the data,
-// config without secrets, `serve --workers 2` (both workers answer through @turnkey/sdk-server, each
-// with its own boot proof; a killed worker is replaced), and SIGTERM draining in-flight requests.
-// Runs on SQLite, and on PostgreSQL with SIGIL_TEST_DATABASE_URL (backup/restore then point to pg_dump).
+// Operator commands and process management (docs/operator-guide.md "The `sigil` command") through the
+// real `sigil` command: rotate-master-key while a server serves (it serves on; a new process unseals
+// with the new key only), backup while serving and restore into a new data directory that then serves
+// the data, config without secrets, `serve --workers 2` (both workers answer through
+// @turnkey/sdk-server, each with its own boot proof; a killed worker is replaced), and SIGTERM draining
+// in-flight requests. Runs on SQLite, and on PostgreSQL with SIGIL_TEST_DATABASE_URL (backup/restore
+// then point to pg_dump).
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

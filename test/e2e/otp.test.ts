@@ -1,11 +1,12 @@
-// Email OTP end to end over real SMTP (issue 7; turnkey-semantics.md §6 "OTP (current)";
-// turnkey-contract.md §1.5, §4.5, §5): an `smtp-server` on loopback receives the codes Sigil sends
-// with nodemailer; init_otp, verify_otp (encryptedOtpBundle from @turnkey/crypto's
-// encryptOtpCodeToBundle, and the plaintext otpCode alias) and otp_login (clientSignature from
-// @turnkey/api-key-stamper, raw r‖s) go through @turnkey/sdk-server, and the session key stamps a
-// whoami. Refusals (wrong, expired and locked codes, a fourth active code, a reused token, a
-// signature by another key) are clear errors that change nothing but the attempt count. The legacy
-// init_otp_auth / otp_auth pair answers a credential bundle that opens with decryptCredentialBundle.
+// Email OTP end to end over real SMTP (docs/sessions-and-logins.md "One-time codes (OTP)";
+// docs/reference/sessions.md "OTP", "Login activities"; docs/reference/bundles.md "The bundles"): an
+// `smtp-server` on loopback receives the codes Sigil sends with nodemailer; init_otp, verify_otp
+// (encryptedOtpBundle from @turnkey/crypto's encryptOtpCodeToBundle, and the plaintext otpCode alias)
+// and otp_login (clientSignature from @turnkey/api-key-stamper, raw r‖s) go through @turnkey/sdk-server,
+// and the session key stamps a whoami. Refusals (wrong, expired and locked codes, a fourth active code,
+// a reused token, a signature by another key) are clear errors that change nothing but the attempt
+// count. The legacy init_otp_auth / otp_auth pair answers a credential bundle that opens with
+// decryptCredentialBundle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptCredentialBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';
@@ -49,7 +50,7 @@ async function initOtp(contact: string, extra: Record<string, unknown> = {}, org
   return { otpId: res.otpId, bundle: res.otpEncryptionTargetBundle, code: await codeSentTo(contact, before) };
 }
 
-/** What @turnkey/core signs for otp_login (contract §1.5): the login token usage, raw r‖s. */
+/** What @turnkey/core signs for otp_login (docs/reference/sessions.md "Login activities"): the login token usage, raw r‖s. */
 async function loginSignature(signer: KeyPair, sessionPublicKey: string, tokenId: string) {
   const message = JSON.stringify({ login: { publicKey: sessionPublicKey }, tokenId, type: 'USAGE_TYPE_LOGIN' });
   const signature = await new ApiKeyStamper(signer).sign(message, SignatureFormat.Raw);
@@ -71,7 +72,7 @@ describe('email OTP over SMTP', () => {
     expect(raw).toMatch(/^From: Sigil Test <auth@sigil\.test>/m);
     expect(raw).toMatch(/^Subject: Your Sigil Test verification code/m);
     expect(raw).not.toMatch(/text\/html/);
-    // The target bundle is signed by the deployment signer (contract §4.5).
+    // The target bundle is signed by the deployment signer (docs/reference/bundles.md "The bundles").
     const envelope = JSON.parse(bundle);
     expect(envelope.enclaveQuorumPublic).toBe(sigil.root.signerPublicKey);
 

@@ -1,11 +1,11 @@
-// Passkeys against a real `sigil serve` (turnkey-contract.md §1.3; interface-spec.md §2
-// "Authenticator", §4.6 get_authenticators): software authenticators (ES256 and RS256) register
-// through create_users, create_sub_organization and create_authenticators with real `none`
-// attestations, then stamp requests through the official @turnkey/webauthn-stamper driving an
-// injected navigator.credentials.get, used by @turnkey/sdk-server and @turnkey/http clients. Passkey
-// approvals reach policies as `credentials`. Wrong origin, wrong challenge, wrong RP id, a forged
-// signature, a replayed counter and an unknown credential are each a 401 JSON error that changes
-// nothing; bad attestations are 400/409 and change nothing.
+// Passkeys against a real `sigil serve` (docs/sessions-and-logins.md "Passkeys";
+// docs/reference/api.md "Stamps"; docs/reference/organizations.md "Users and credentials"): software
+// authenticators (ES256 and RS256) register through create_users, create_sub_organization and
+// create_authenticators with real `none` attestations, then stamp requests through the official
+// @turnkey/webauthn-stamper driving an injected navigator.credentials.get, used by @turnkey/sdk-server
+// and @turnkey/http clients. Passkey approvals reach policies as `credentials`. Wrong origin, wrong
+// challenge, wrong RP id, a forged signature, a replayed counter and an unknown credential are each a
+// 401 JSON error that changes nothing; bad attestations are 400/409 and change nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { generateP256KeyPair } from '@turnkey/crypto';
@@ -86,7 +86,8 @@ describe('passkeys', () => {
     });
     const aliceId = userIds[0];
 
-    // The v1Authenticator record, field for field (interface-spec.md §2), in get_user, get_authenticators and get_authenticator.
+    // The v1Authenticator record, field for field (docs/reference/organizations.md "Users and
+    // credentials"), in get_user, get_authenticators and get_authenticator.
     const { user } = await root.getUser({ userId: aliceId });
     expect(user.authenticators).toHaveLength(1);
     const record = user.authenticators[0];

@@ -1,9 +1,10 @@
 // Policies and smart contract interfaces through the official @turnkey/sdk-server client against a
-// real `sigil serve` (interface-spec.md §4.4; turnkey-semantics.md §1.1, §7): CRUD round trips with
-// the exact v1Policy / SmartContractInterface records, expressions refused at write time with the
-// compiler's `invalid policy …` message, unique names, the 400kb interface limit, ABI validation,
-// and every refusal leaving the database unchanged. The last block reads the same database through
-// the domain functions the policy engine calls (loadCompiledPolicies, decodeEthCallForPolicy).
+// real `sigil serve` (docs/reference/policies.md; docs/reference/organizations.md "Smart contract
+// interfaces and OAuth 2.0 credentials"): CRUD round trips with the exact v1Policy /
+// SmartContractInterface records, expressions refused at write time with the compiler's `invalid policy
+// …` message, unique names, the 400kb interface limit, ABI validation, and every refusal leaving the
+// database unchanged. The last block reads the same database through the domain functions the policy
+// engine calls (loadCompiledPolicies, decodeEthCallForPolicy).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, erc20Abi, getAddress } from 'viem';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';

@@ -1,5 +1,5 @@
-// A PostgreSQL failover under load (issue 34; README.md "PostgreSQL with a standby"). Two PostgreSQL 15
-// clusters of the test's own, made with Debian's tools as an operator would: a primary with
+// A PostgreSQL failover under load (docs/operator-guide.md "PostgreSQL with a standby"). Two PostgreSQL
+// 15 clusters of the test's own, made with Debian's tools as an operator would: a primary with
 // synchronous_standby_names = '*' and synchronous_commit = on, and a streaming standby cloned from it
 // with `pg_basebackup -R`. Sigil serves on the multi-host URL
 // `postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/postgres?target_session_attrs=read-write` while the

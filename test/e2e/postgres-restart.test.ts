@@ -1,11 +1,12 @@
-// A PostgreSQL restart under a running `sigil serve` (issue 34, the step before failover: the database
-// going away and coming back, as it does during a failover or a maintenance restart). Sigil runs on a
-// PostgreSQL 15 cluster of the test's own (Debian's initdb and pg_ctl, as the postgres user, on a free
-// port), serves the official client, then the cluster is stopped at once (`pg_ctl -m immediate`, as a
-// crash) and started again. The process must live through it: requests while the database is down are
-// refused with 503 (gRPC UNAVAILABLE: retry), and once it is back the same process serves reads and activities again without a restart.
-// Before the fix the pool's idle connections, closed by the server, raised an 'error' event nobody
-// heard and Node.js ended the process.
+// A PostgreSQL restart under a running `sigil serve` (docs/operator-guide.md "PostgreSQL with a
+// standby", the step before failover: the database going away and coming back, as it does during a
+// failover or a maintenance restart). Sigil runs on a PostgreSQL 15 cluster of the test's own (Debian's
+// initdb and pg_ctl, as the postgres user, on a free port), serves the official client, then the cluster
+// is stopped at once (`pg_ctl -m immediate`, as a crash) and started again. The process must live
+// through it: requests while the database is down are refused with 503 (gRPC UNAVAILABLE: retry), and
+// once it is back the same process serves reads and activities again without a restart. Before the fix
+// the pool's idle connections, closed by the server, raised an 'error' event nobody heard and Node.js
+// ended the process.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -1,4 +1,5 @@
-// Regression tests of issue 15 for the serving process itself, through the real `sigil serve`:
+// Regression tests of "one request must never stall the service" (docs/limits.md "Limits") for the
+// serving process itself, through the real `sigil serve`:
 // fault 3, a log reader that stalls or goes away never blocks requests and never keeps SIGTERM from
 // finishing (lines are dropped and counted in /metrics instead); fault 6, `--workers N --port 0`
 // keeps the port it announced when every worker dies at once. A process that hangs is caught by a

@@ -1,9 +1,9 @@
-// Resource quotas through the official SDK (turnkey-semantics.md §8 "Resource limits"; §6 API keys;
-// src/domain/governance/quotas.ts): the 101st user, policy and wallet, the 1001st private key, the 11th
-// long-lived API key of a user and the 11th tag of a sub-organization are refused with 429 / gRPC 8 /
-// RATE_LIMIT_EXCEEDED and the documented message, changing nothing; deleting one frees a slot;
-// concurrent creates never overshoot (the organization's row is locked while counting); expiring
-// API keys beyond 10 push out the oldest instead of being refused.
+// Resource quotas through the official SDK (docs/limits.md "Quotas and rate limits";
+// docs/reference/api.md "Limits"; src/domain/governance/quotas.ts): the 101st user, policy and wallet,
+// the 1001st private key, the 11th long-lived API key of a user and the 11th tag of a sub-organization
+// are refused with 429 / gRPC 8 / RATE_LIMIT_EXCEEDED and the documented message, changing nothing;
+// deleting one frees a slot; concurrent creates never overshoot (the organization's row is locked while
+// counting); expiring API keys beyond 10 push out the oldest instead of being refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateP256KeyPair } from '@turnkey/crypto';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';

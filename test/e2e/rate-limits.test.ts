@@ -1,4 +1,4 @@
-// Request rate limits (turnkey-semantics.md §8 "Rate limits"; src/pipeline/rate-limit.ts): with a
+// Request rate limits (docs/limits.md "Quotas and rate limits"; src/pipeline/rate-limit.ts): with a
 // low limit configured, a burst beyond an organization's or a credential's bucket gets HTTP 429 with
 // the documented body and the ratelimit-limit / ratelimit-remaining headers, and records nothing;
 // another organization (a sub-organization has its own bucket) or another key is unaffected; once

@@ -1,9 +1,9 @@
-// Two `sigil serve` processes on one database give the answers one would (issue 8 "Scale-out"): the
-// official SDK alternates between them; an identical submission sent to both is one activity; a
-// consensus vote cast on one completes the activity the other shows; an OTP code's attempts and its
-// one use hold across them. The state that makes this so lives in the database (unique constraints and
-// conditional updates), never in a process. Runs on the embedded SQLite store (two processes on one WAL
-// database) and on PostgreSQL.
+// Two `sigil serve` processes on one database give the answers one would (docs/operator-guide.md
+// "Running on PostgreSQL / in production"): the official SDK alternates between them; an identical
+// submission sent to both is one activity; a consensus vote cast on one completes the activity the other
+// shows; an OTP code's attempts and its one use hold across them. The state that makes this so lives in
+// the database (unique constraints and conditional updates), never in a process. Runs on the embedded
+// SQLite store (two processes on one WAL database) and on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { serveAnother, startSigil, type SigilInstance } from '../helpers/sigil.js';

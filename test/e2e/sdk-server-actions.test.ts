@@ -1,14 +1,14 @@
 // Every server action of @turnkey/sdk-server (`actions`: sendCredential, sendOtp, verifyOtp,
 // otpLogin, oauthLogin, createOauthProviders, getUsers, getSuborgs, getVerifiedSuborgs,
-// createSuborg, getOrCreateSuborg), unchanged, against a real `sigil serve` (issue 16). The module
+// createSuborg, getOrCreateSuborg), unchanged, against a real `sigil serve`. The module
 // reads its configuration from the environment when it is imported, as a Next.js backend would:
 // here a parent-organization API user that is not root, allowed by the policy the reference docs
-// give for an authentication backend (turnkey-semantics.md §6 "Permissions"). The actions submit
-// the login activities of a sub-organization's user with the parent's credential (item 1): the
-// parent's policies decide, and the activity is recorded in the sub-organization. Real SMTP carries
-// the codes and bundles; a loopback issuer stands in for Google (SIGIL_OIDC_ISSUERS maps
-// https://accounts.google.com to its JWKS). The actions swallow errors and answer undefined, so
-// every call is checked by its value.
+// give for an authentication backend (docs/compatibility.md "Authentication activities a parent
+// organization runs for its sub-organizations"). The actions submit the login activities of a
+// sub-organization's user with the parent's credential (item 1): the parent's policies decide, and the
+// activity is recorded in the sub-organization. Real SMTP carries the codes and bundles; a loopback
+// issuer stands in for Google (SIGIL_OIDC_ISSUERS maps https://accounts.google.com to its JWKS). The
+// actions swallow errors and answer undefined, so every call is checked by its value.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -106,7 +106,7 @@ function googleToken(email: string, opts: { publicKey?: string; verified?: boole
     .sign(google.privateKey);
 }
 
-/** The login usage @turnkey/core signs for otp_login (turnkey-contract.md §1.5), raw r‖s. */
+/** The login usage @turnkey/core signs for otp_login (docs/reference/sessions.md "Login activities"), raw r‖s. */
 async function loginSignature(signer: KeyPair, sessionPublicKey: string, tokenId: string) {
   const message = JSON.stringify({ login: { publicKey: sessionPublicKey }, tokenId, type: 'USAGE_TYPE_LOGIN' });
   return { publicKey: signer.apiPublicKey, scheme: 'CLIENT_SIGNATURE_SCHEME_API_P256' as const, message, signature: await new ApiKeyStamper(signer).sign(message, SignatureFormat.Raw) };

@@ -1,12 +1,13 @@
-// Secrets (issue 19 "Secrets"): arbitrary secret values imported and exported only as HPKE bundles,
-// driven through the official clients (@turnkey/http TurnkeyClient for init_import_secrets and
-// delete_secrets, which @turnkey/sdk-server lacks; @turnkey/sdk-server for import, export and list),
-// with @turnkey/crypto sealing each secret to an init_import_secrets target (encryptSecretToBundle)
-// and opening each export (decryptSecretBundle), both verifying the deployment's signer key.
-// Proves: import → list → export decrypts to the same bytes → delete → gone; export policies judged
-// per secret (static properties, id, name), a batch refused whole; import targets single-use and
-// bound to the user they were issued to; bad bundles, keys and ids refused with nothing changed;
-// the secret never readable in get_activity, the database, the audit export or the server log.
+// Secrets (docs/secrets.md "Secrets"; docs/reference/bundles.md "Secrets"): arbitrary secret values
+// imported and exported only as HPKE bundles, driven through the official clients (@turnkey/http
+// TurnkeyClient for init_import_secrets and delete_secrets, which @turnkey/sdk-server lacks;
+// @turnkey/sdk-server for import, export and list), with @turnkey/crypto sealing each secret to an
+// init_import_secrets target (encryptSecretToBundle) and opening each export (decryptSecretBundle), both
+// verifying the deployment's signer key. Proves: import → list → export decrypts to the same bytes →
+// delete → gone; export policies judged per secret (static properties, id, name), a batch refused whole;
+// import targets single-use and bound to the user they were issued to; bad bundles, keys and ids refused
+// with nothing changed; the secret never readable in get_activity, the database, the audit export or the
+// server log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -157,7 +158,8 @@ describe('secrets', () => {
     expect(res.body.message).toMatch(/permission/i);
     expect(await dbSnapshot(sigil)).toEqual(before);
 
-    // The documented policy (features/secrets.mdx, api-key-storage.mdx): bob may export trade keys.
+    // The documented policy (docs/reference/policies.md "The decision for an activity"): bob may export
+    // trade keys.
     const allow = await api.createPolicy({
       policyName: 'bob retrieves trade-only exchange keys',
       effect: 'EFFECT_ALLOW',

@@ -1,12 +1,12 @@
-// Regression tests of issue 32's identity flaws (README "Email and SMS logins through the parent",
-// "MFA policies", "Auth proxy"), each an attack driven through the official clients against a real
-// `sigil serve`, seen failing before its fix:
+// Regression tests of the identity flaws (docs/compatibility.md "Email and SMS logins through the
+// parent"; docs/mfa.md "MFA policies"; docs/auth-proxy.md "The auth proxy"), each an attack driven
+// through the official clients against a real `sigil serve`, seen failing before its fix:
 //  - flaw 1: a sub-organization's owner writes a victim's email into their sub-organization
 //    (create_users, update_user_email); the victim's email logins through the parent (otp_login V2
 //    and the legacy type through @turnkey/sdk-server, the attested stamp_login @turnkey/core sends,
 //    otp_auth, email_auth, the auth proxy's account lookup) must neither land there, nor mark the
 //    decoy verified, nor fail for "more than one user" once the victim has an account of their own;
-//  - flaw 2: with the README's example MFA policy ("signing needs a passkey", guarding MFA_POLICY),
+//  - flaw 2: with docs/mfa.md's example MFA policy ("signing needs a passkey", guarding MFA_POLICY),
 //    the API key alone cannot register the passkey (or API key, or session) that approves its own
 //    waiting signature (or links an OAuth identity to log in with), and a credential created after
 //    an activity was submitted never counts for it;
@@ -155,7 +155,7 @@ describe('flaw 1: email logins through the parent match only contacts verified o
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const session = decode(res.body.activity.result.otpLoginResult.session);
     expect(session).toMatchObject({ organization_id: own.id, user_id: own.userId });
-    // The stored intent keeps v1ClientSignature's shape: only its signature is redacted (issue 32).
+    // The stored intent keeps v1ClientSignature's shape: only its signature is redacted.
     const seen = await sdkServerClient(sigil).getActivity({ activityId: res.body.activity.id });
     expect(seen.activity.intent.otpLoginIntentV2!.clientSignature).toEqual({ ...login.parameters.clientSignature, signature: '<redacted>' });
     expect(JSON.stringify(seen)).not.toContain(login.parameters.clientSignature.signature);
@@ -192,7 +192,7 @@ async function mfaUser(name: string, steps: { any: { type: string; id?: string }
   });
   const { addresses } = await api.createWallet({ walletName: 'w', accounts: [ETH] });
   const client = httpClient(sigil, sub.key);
-  // The README's example policy, guarding its own removal too (README "MFA policies").
+  // The example policy of docs/mfa.md "MFA policies", guarding its own removal too.
   const policy = await client.createMfaPolicy({
     type: 'ACTIVITY_TYPE_CREATE_MFA_POLICY',
     timestampMs: now(),

@@ -1,12 +1,13 @@
-// Session profiles through the official SDKs (issue 19; swagger v1CreateSessionProfileIntent,
-// v1SessionProfile, v1StampLoginIntent / v1OtpLoginIntentV2 sessionProfileId; turnkey-semantics.md
-// §6 "Session profiles"; README "Session profiles"): create_session_profile / get_session_profile /
-// get_session_profiles; a login naming a profile (stamp_login, otp_login over real SMTP) answers a
-// session whose key expires at the shorter of the intent's and the profile's lifetime, whose JWT
-// carries session_profile_id and scope as @turnkey/core's parseSession reads them, and which the
-// pipeline holds to the scope: an in-scope activity completes, an out-of-scope one is refused and
-// changes nothing, queries still read. A sub-organization sees and logs in with its parent's
-// profile. A limited session cannot open an unlimited one. Bad input is refused and changes nothing.
+// Session profiles through the official SDKs (swagger v1CreateSessionProfileIntent,
+// v1SessionProfile, v1StampLoginIntent / v1OtpLoginIntentV2 sessionProfileId;
+// docs/sessions-and-logins.md "Session profiles"; docs/reference/sessions.md "Session profiles"):
+// create_session_profile / get_session_profile / get_session_profiles; a login naming a profile
+// (stamp_login, otp_login over real SMTP) answers a session whose key expires at the shorter of the
+// intent's and the profile's lifetime, whose JWT carries session_profile_id and scope as @turnkey/core's
+// parseSession reads them, and which the pipeline holds to the scope: an in-scope activity completes, an
+// out-of-scope one is refused and changes nothing, queries still read. A sub-organization sees and logs
+// in with its parent's profile. A limited session cannot open an unlimited one. Bad input is refused and
+// changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair, verifySessionJwtSignature } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';

@@ -1,9 +1,10 @@
-// Sessions through the official SDKs (turnkey-semantics.md §6; turnkey-contract.md §4.2, §5, Traps 7
-// and 12): create_read_write_session's credential bundle opens with @turnkey/crypto and its key
-// stamps until it expires, then the SDK sees the expired-key error; stamp_login answers a session
-// JWT that decodes like the SDK's parseSession and verifies against the deployment signer;
-// read-only sessions (X-Session) read but never submit; invalidateExisting and the per-user limit
-// of expiring keys; login from the parent's organizationId finds the sub-organization.
+// Sessions through the official SDKs (docs/sessions-and-logins.md "Sessions, IP allowlists and OAuth
+// providers"; docs/reference/sessions.md "Login activities", "The session JWT"):
+// create_read_write_session's credential bundle opens with @turnkey/crypto and its key stamps until it
+// expires, then the SDK sees the expired-key error; stamp_login answers a session JWT that decodes like
+// the SDK's parseSession and verifies against the deployment signer; read-only sessions (X-Session) read
+// but never submit; invalidateExisting and the per-user limit of expiring keys; login from the parent's
+// organizationId finds the sub-organization.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { decryptCredentialBundle, generateP256KeyPair, getPublicKey, verifySessionJwtSignature } from '@turnkey/crypto';

@@ -1,4 +1,4 @@
-// An activity's target is loaded once (DESIGN.md "An operation is data"): sign_transaction and
+// An activity's target is loaded once (docs/design.md "An operation is data"): sign_transaction and
 // sign_raw_payload resolve their key, and parse the transaction, in their declaration's `load`, and
 // what the policy judged is the very object that is signed. Sigil runs in this process (startApp on
 // ephemeral ports, a fresh deployment made by `sigil init`), so the test can watch the declarations:

@@ -1,4 +1,4 @@
-// Solana broadcasting (issue 37 part 1; README "Broadcasting", "Solana"): sol_send_transaction and
+// Solana broadcasting (docs/broadcasting.md "Solana"): sol_send_transaction and
 // get_send_transaction_status through the official clients (@turnkey/sdk-server's solSendTransaction
 // and pollTransactionStatus, @turnkey/http's TurnkeyClient, and the older
 // ACTIVITY_TYPE_SOL_SEND_TRANSACTION shape by a stamped POST), against a JSON-RPC node that runs the

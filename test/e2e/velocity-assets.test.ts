@@ -1,13 +1,13 @@
-// Velocity controls over token and Solana transfers (issue 17, chainAssetTransfer beyond ether),
-// end to end: a real `sigil serve` (SQLite, or PostgreSQL with SIGIL_TEST_DATABASE_URL), controls
-// created with @turnkey/http, transactions signed by @turnkey/viem (ERC-20 calls built with viem's
-// encodeFunctionData and erc20Abi) and @turnkey/solana (SystemProgram.transfer, and SPL Token
-// Transfer/TransferChecked instructions built by their layout: no SPL library is installed).
-// Signing only: no chain is needed, since Sigil counts what it signs. What it proves:
-// an 18-decimal and a 6-decimal token are summed in whole tokens and a SUM limit stops the transfer
-// that would cross it; transfer, transferFrom and approve all count; the contract address matches
-// whatever its case; other tokens and other chains do not count; a transaction moving ether and a
-// token counts once for each; a listed token's call that does not decode is refused, not guessed;
+// Velocity controls over token and Solana transfers (docs/velocity-controls.md "Velocity controls":
+// chainAssetTransfer beyond ether), end to end: a real `sigil serve` (SQLite, or PostgreSQL with
+// SIGIL_TEST_DATABASE_URL), controls created with @turnkey/http, transactions signed by @turnkey/viem
+// (ERC-20 calls built with viem's encodeFunctionData and erc20Abi) and @turnkey/solana
+// (SystemProgram.transfer, and SPL Token Transfer/TransferChecked instructions built by their layout: no
+// SPL library is installed). Signing only: no chain is needed, since Sigil counts what it signs. What it
+// proves: an 18-decimal and a 6-decimal token are summed in whole tokens and a SUM limit stops the
+// transfer that would cross it; transfer, transferFrom and approve all count; the contract address
+// matches whatever its case; other tokens and other chains do not count; a transaction moving ether and
+// a token counts once for each; a listed token's call that does not decode is refused, not guessed;
 // SOL transfers are summed in SOL, several per transaction; SPL TransferChecked counts toward its
 // mint (one listed on another cluster too: a Solana transaction names none), and an unchecked
 // Transfer, which names no mint, as the listed token with the fewest decimals. Bitcoin: a PSBT built

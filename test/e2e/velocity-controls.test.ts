@@ -1,12 +1,12 @@
-// Velocity controls (issue 17) end to end through @turnkey/http 6.6.0's TurnkeyClient
-// (createVelocityControl, deleteVelocityControl, getVelocityControl, listVelocityControls) against
-// a real `sigil serve`: the v1VelocityControl record round trip, every refusal a 400 `{code,
-// message, details}` that leaves the database as it was, policy evaluation of the two activities
-// (POLICY / CREATE and DELETE), their activity and audit records, and `controls.<identifier>` in
-// policies: unknown identifiers refused at policy creation, a control a policy reads cannot be
-// deleted. And `usage`, Sigil's extra field on the record: each group's aggregate in its window
-// against the threshold, as the checks read it, on the windows' clock (moved by the test-only clock
-// file, never by sleeping).
+// Velocity controls (docs/velocity-controls.md "Velocity controls") end to end through @turnkey/http
+// 6.6.0's TurnkeyClient (createVelocityControl, deleteVelocityControl, getVelocityControl,
+// listVelocityControls) against a real `sigil serve`: the v1VelocityControl record round trip, every
+// refusal a 400 `{code, message, details}` that leaves the database as it was, policy evaluation of the
+// two activities (POLICY / CREATE and DELETE), their activity and audit records, and
+// `controls.<identifier>` in policies: unknown identifiers refused at policy creation, a control a
+// policy reads cannot be deleted. And `usage`, Sigil's extra field on the record: each group's aggregate
+// in its window against the threshold, as the checks read it, on the windows' clock (moved by the
+// test-only clock file, never by sleeping).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

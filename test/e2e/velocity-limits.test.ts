@@ -1,7 +1,7 @@
-// Velocity controls in the policy engine (issue 17) end to end: `controls.<identifier>` read by
-// policies for activityExecution COUNT controls, through @turnkey/http's TurnkeyClient against two
-// real `sigil serve` processes on one database (SQLite file, or PostgreSQL with
-// SIGIL_TEST_DATABASE_URL). What it proves: 16 concurrent signatures against "at most 10 a day"
+// Velocity controls in the policy engine (docs/velocity-controls.md "Velocity controls") end to end:
+// `controls.<identifier>` read by policies for activityExecution COUNT controls, through @turnkey/http's
+// TurnkeyClient against two real `sigil serve` processes on one database (SQLite file, or PostgreSQL
+// with SIGIL_TEST_DATABASE_URL). What it proves: 16 concurrent signatures against "at most 10 a day"
 // complete exactly 10 across both processes; the rolling window rolls over (the servers' velocity
 // clock is moved through the test-only clock file, never by sleeping); every operator, a fractional
 // threshold, each group-by (organization, user, wallet, and an activity without a wallet), the
@@ -122,13 +122,21 @@ afterAll(async () => {
 describe('the hot path', () => {
   // PostgreSQL counts statements (SQLite runs in-process and counts none). Runs before any control
   // exists: the organization's empty list of controls comes from the read cache, so a signature still
-  // costs one statement to read and one grouped statement to write (README "Caching").
+  // costs one statement to read and one grouped statement to write (docs/operator-guide.md "Running on
+  // PostgreSQL / in production").
   it.skipIf(!testDatabaseUrl())('a signature in an organization without controls costs no extra round trip', async () => {
     const trips = async () => Number(/sigil_database_round_trips_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${sigil.url}/metrics`)).text())![1]);
     await sign(root, wallets.a);
-    const before = await trips();
-    for (let i = 0; i < 10; i++) await sign(root, wallets.a);
-    expect((await trips()) - before).toBe(20);
+    // The counter is the process's: a background task (the send tracker, the seal watch, a
+    // checkpoint) may add a statement while the ten signatures run. Background work only adds, so
+    // the fewest of three tries is what the signatures cost.
+    const tries: number[] = [];
+    for (let t = 0; t < 3 && !tries.includes(20); t++) {
+      const before = await trips();
+      for (let i = 0; i < 10; i++) await sign(root, wallets.a);
+      tries.push((await trips()) - before);
+    }
+    expect(Math.min(...tries)).toBe(20);
   });
 });
 

@@ -1,10 +1,11 @@
-// Verified contacts and older create_sub_organization versions (issue 6 "list_verified_suborgs",
-// "older versions as aliases"; turnkey-semantics.md §6 "OTP (current)": a verification token "marks
-// contact verified" at sub-organization creation and verifies a contact update): through
-// @turnkey/sdk-server, a sub-organization created with the token of its root user's email is found by
-// getVerifiedSubOrgIds while one created without is not; update_user_email with a token verifies the
-// new email; a token for another contact is refused and changes nothing. V7 of create_sub_organization
-// answers under its own result member; ACTIVITY_TYPE_VERIFY_OTP takes the V2 body @turnkey/core sends.
+// Verified contacts and older create_sub_organization versions (docs/compatibility.md "Email and SMS
+// logins through the parent", "Older activity versions"; docs/reference/sessions.md "OTP": a
+// verification token marks a contact verified at sub-organization creation and verifies a contact
+// update): through @turnkey/sdk-server, a sub-organization created with the token of its root user's
+// email is found by getVerifiedSubOrgIds while one created without is not; update_user_email with a
+// token verifies the new email; a token for another contact is refused and changes nothing. V7 of
+// create_sub_organization answers under its own result member; ACTIVITY_TYPE_VERIFY_OTP takes the V2
+// body @turnkey/core sends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { ApiKeyStamper, SignatureFormat } from '@turnkey/api-key-stamper';

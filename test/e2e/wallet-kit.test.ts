@@ -1,4 +1,4 @@
-// The official React wallet kit in a real browser against Sigil (issue 33; README "Embedded
+// The official React wallet kit in a real browser against Sigil (docs/embedded-wallets.md "Embedded
 // wallets"): an app built from the published @turnkey/react-wallet-kit (test/helpers/wallet-kit-app/),
 // served from its own loopback origin and pointed at Sigil with apiBaseUrl, authProxyUrl,
 // authProxyConfigId and organizationId only, runs in Debian's Chromium with a DevTools virtual
@@ -225,8 +225,9 @@ describe('passkeys', () => {
     const nitro = await kit(page, 'verifyAppProofs', { appProofs, organizationId: signedUp.organizationId }).then(() => 'verified', (e: Error) => e.message);
     // (the empty AWS attestation document is where it stops)
     expect(nitro).toContain('Failed to verify app proofs [VERIFY_APP_PROOFS_ERROR]');
-    // ...and the app checks them instead against this deployment's signer key (README "Embedded
-    // wallets"): each proof's signature, and the boot statement binding the proofs' key to the signer.
+    // ...and the app checks them instead against this deployment's signer key (docs/embedded-wallets.md
+    // "Embedded wallets"): each proof's signature, and the boot statement binding the proofs' key to the
+    // signer.
     for (const proof of appProofs) expect(() => verifyAppProofSignature(proof)).not.toThrow();
     const { bootProof } = await sdkServerClient(d.sigil).getBootProof({ ephemeralKey: appProofs[0].publicKey });
     const statement = Buffer.from(bootProof.qosManifestB64, 'base64');

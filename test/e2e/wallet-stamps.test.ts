@@ -1,4 +1,4 @@
-// Wallet stamps (turnkey-contract.md §1.2): an Ethereum wallet's EIP-191 personal_sign stamp and a
+// Wallet stamps (docs/reference/api.md "Stamps"): an Ethereum wallet's EIP-191 personal_sign stamp and a
 // Solana wallet's Ed25519 stamp, produced by the official @turnkey/wallet-stamper, authenticate
 // API keys registered with curve SECP256K1 / ED25519. Non-minimal DER (which the SDK's
 // toDerSignature emits for about 1 in 256 signatures) is accepted.

@@ -1,13 +1,13 @@
-// Webhooks (issue 18) through the official clients: endpoints created, listed, updated and deleted
-// with @turnkey/http's TurnkeyClient; a receiver on loopback (node:http) that checks every delivery
-// with @turnkey/crypto's verifyTurnkeyWebhookSignature (Ed25519 via @noble/curves) against the key
-// GET /.well-known/sigil.json publishes, and checks order and content; retries after failures; an
-// endpoint shown failing and then healthy; the parent/sub-organization routing; filters; destinations
-// refused (SSRF) and bad input refused with nothing changed; a SIGKILL between commit and delivery
-// losing nothing; and, on PostgreSQL, two processes delivering each event exactly once.
+// Webhooks (docs/webhooks.md "Webhooks") through the official clients: endpoints created, listed,
+// updated and deleted with @turnkey/http's TurnkeyClient; a receiver on loopback (node:http) that checks
+// every delivery with @turnkey/crypto's verifyTurnkeyWebhookSignature (Ed25519 via @noble/curves)
+// against the key GET /.well-known/sigil.json publishes, and checks order and content; retries after
+// failures; an endpoint shown failing and then healthy; the parent/sub-organization routing; filters;
+// destinations refused (SSRF) and bad input refused with nothing changed; a SIGKILL between commit and
+// delivery losing nothing; and, on PostgreSQL, two processes delivering each event exactly once.
 //
 // Retries are made fast for the test with SIGIL_WEBHOOK_RETRY_BASE_MS / _MAX_MS and
-// SIGIL_WEBHOOK_POLL_MS (README "Webhooks"); the receiver's address is allowed with
+// SIGIL_WEBHOOK_POLL_MS (docs/webhooks.md "Webhooks"); the receiver's address is allowed with
 // SIGIL_WEBHOOK_ALLOWED_HOSTS=127.0.0.1.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -137,9 +137,9 @@ async function createWallet(name: string, c = client(), organizationId = orgId()
 
 describe('the hot path', () => {
   // PostgreSQL counts the request path's statements (the dispatcher has connections of its own). A
-  // signature costs one statement to read and one grouped statement to write (README "Caching"),
-  // with or without endpoints: the endpoint lists come from the read cache, and the events join the
-  // grouped statement that records the activity.
+  // signature costs one statement to read and one grouped statement to write (docs/operator-guide.md
+  // "Running on PostgreSQL / in production"), with or without endpoints: the endpoint lists come from
+  // the read cache, and the events join the grouped statement that records the activity.
   it.runIf(testDatabaseUrl())('a signature costs no extra round trip, with or without an endpoint', async () => {
     const trips = async () => Number(/sigil_database_round_trips_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${sigil.url}/metrics`)).text())![1]);
     const wallet = await client().createWallet({

@@ -1,5 +1,5 @@
 // A real local Ethereum node for the broadcasting tests: anvil 1.7.1 from the npm package
-// @foundry-rs/anvil-linux-amd64 (DESIGN.md stack), on an ephemeral loopback port, with a chain id
+// @foundry-rs/anvil-linux-amd64 (docs/design.md "Stack"), on an ephemeral loopback port, with a chain id
 // from the swagger's CAIP-2 list (eip155:11155111) since the API accepts only those.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
-// Transactions the decoded-approval tests (issue 20) submit, built with viem: an ERC-20 transfer of
-// 1.5 tokens of a 6-decimal token, and a Safe execTransaction that delegatecalls a proxy's
-// upgradeToAndCall (the upgrade hidden inside it). Unsigned serializations, 0x-prefixed.
+// Transactions the decoded-approval tests (docs/policies.md "Approving what you see") submit, built with
+// viem: an ERC-20 transfer of 1.5 tokens of a 6-decimal token, and a Safe execTransaction that
+// delegatecalls a proxy's upgradeToAndCall (the upgrade hidden inside it). Unsigned serializations,
+// 0x-prefixed.
 import { encodeFunctionData, parseAbi, serializeTransaction } from 'viem';
 
 export const TOKEN = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';

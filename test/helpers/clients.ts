@@ -84,7 +84,7 @@ export function activityBody(organizationId: string, type: string, parameters: u
   return { type, timestampMs, organizationId, parameters };
 }
 
-/** X-Stamp-Attested as @turnkey/core's attested stamper builds it (turnkey-contract.md §1.4): DER P-256 over the body by `key`. */
+/** X-Stamp-Attested as @turnkey/core's attested stamper builds it (docs/reference/api.md "Stamps"): DER P-256 over the body by `key`. */
 export async function attestedStampHeader(
   key: KeyPair,
   body: string,

@@ -79,7 +79,7 @@ export async function dbText(sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl
 
 /**
  * A refusal exactly as the SDKs parse it (JSON `{code, message, details}` with the turnkeyErrorCode
- * first, turnkey-contract.md §2.4), and every table as it was in `before`.
+ * first, docs/reference/api.md "Errors"), and every table as it was in `before`.
  */
 export async function expectRefusedUnchanged(
   sigil: Pick<SigilInstance, 'dataDir' | 'databaseUrl'>,

@@ -1,5 +1,6 @@
 // A real SMTP server on loopback (`smtp-server`) that keeps what Sigil sends, for tests of the
-// email flows (issue 7): start it, point Sigil at it with `smtpEnv(inbox)`, wait for mail with `next`.
+// email flows (docs/sessions-and-logins.md "One-time codes (OTP)", "Email auth and recovery"):
+// start it, point Sigil at it with `smtpEnv(inbox)`, wait for mail with `next`.
 import { SMTPServer } from 'smtp-server';
 
 export interface Mail {

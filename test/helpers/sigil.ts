@@ -1,6 +1,6 @@
 // Starts a real Sigil for a test file, in a fresh data directory, its HTTP servers on ephemeral ports
 // of 127.0.0.1 so the official SDK clients talk to it over real HTTP (compiled dist/, no mocks).
-// By default in the test's own process (issue 36 step 6): the same initialization as `sigil init`
+// By default in the test's own process: the same initialization as `sigil init`
 // (src/cli/main.ts initialize) and the same composition as `sigil serve` (src/cli/app.ts startApp:
 // config from the environment, store, barrier, registry, pipeline, both Fastify servers), which
 // saves each file a `sigil init` and a `sigil serve` process start (~2 s of CPU each on this

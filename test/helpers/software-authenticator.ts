@@ -3,7 +3,7 @@
 // rpIdHash ‖ flags ‖ signCount ‖ aaguid ‖ credIdLen ‖ credId ‖ COSE key; WebAuthn Level 2 §6.1, §6.5)
 // and assertions for navigator.credentials.get, so the official @turnkey/webauthn-stamper can stamp
 // requests with it unchanged (installNavigator). The CBOR encoder here is written independently of
-// the server's decoder on purpose. Shapes: turnkey-contract.md §1.3.
+// the server's decoder on purpose. Shapes: docs/reference/api.md "Stamps".
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 
 // --- a minimal CBOR encoder (RFC 8949): unsigned/negative integers, byte and text strings, arrays, maps.

@@ -1,4 +1,4 @@
-// A Solana JSON-RPC node for the tests (issue 37; README "Broadcasting", "Solana"): plain Solana
+// A Solana JSON-RPC node for the tests (docs/broadcasting.md "Solana"): plain Solana
 // JSON-RPC over HTTP on loopback, answered by litesvm, which runs the real Solana virtual machine
 // with the System and SPL Token programs in this process. It serves what Sigil and the tests'
 // @solana/web3.js Connection call: getLatestBlockhash, sendTransaction (with preflight, or

@@ -1,7 +1,7 @@
-// The browser kits' test bench (test/e2e/wallet-kit.test.ts; README "Embedded wallets"): the React
-// app of test/helpers/wallet-kit-app/ bundled by esbuild and served from an origin of its own
-// (http://localhost:<port>, while Sigil answers on 127.0.0.1: the app never shares an origin with
-// the API or the frames); a Sigil whose WebAuthn origin is the app's, with an auth proxy
+// The browser kits' test bench (test/e2e/wallet-kit.test.ts; docs/embedded-wallets.md "Embedded wallets:
+// the browser kits"): the React app of test/helpers/wallet-kit-app/ bundled by esbuild and served from
+// an origin of its own (http://localhost:<port>, while Sigil answers on 127.0.0.1: the app never shares
+// an origin with the API or the frames); a Sigil whose WebAuthn origin is the app's, with an auth proxy
 // configuration made by `sigil proxy-config create` as an operator would; a Google-style OIDC
 // provider on loopback (Google's issuer name, keys and sign-in page of its own) that the test routes
 // the kit's sign-in popup to; and the app's backend routes (`/api/...`) a test supplies. The kit's
@@ -256,7 +256,7 @@ export async function startKitDeployment(extraEnv: Record<string, string> = {}):
     );
     if (r.status !== 0) throw new Error(`proxy-config create failed: ${r.stderr}`);
     const configId = JSON.parse(r.stdout).configId as string;
-    // Sigil's own export and import frames, where the deployment lists them (issue 33): the kit then
+    // Sigil's own export and import frames, where the deployment lists them: the kit then
     // loads them instead of Turnkey's hosted ones.
     const wellKnown = (await (await fetch(`${url}/.well-known/sigil.json`)).json()) as { frames?: { export?: string; import?: string; exportAndSign?: string } };
     const config: KitConfig = {

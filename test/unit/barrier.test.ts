@@ -1,6 +1,6 @@
-// The barrier (src/barrier/barrier.ts; DESIGN.md, security model): a secret sealed for one table, row
-// and column opens there and nowhere else; the wrapped data key opens with its master key only; and a
-// master-key rotation rewraps the same data key, so everything sealed before it still opens after.
+// The barrier (src/barrier/barrier.ts; docs/design.md "Security model"): a secret sealed for one table,
+// row and column opens there and nowhere else; the wrapped data key opens with its master key only; and
+// a master-key rotation rewraps the same data key, so everything sealed before it still opens after.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Barrier, type SealedLocation } from '../../src/barrier/barrier.js';

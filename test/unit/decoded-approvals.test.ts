@@ -1,7 +1,8 @@
-// Decoded approvals (issue 20): the server's view of what a waiting signature signs, against vectors
-// built with the chains' own libraries (viem, @solana/web3.js, @scure/btc-signer, TronWeb): amounts,
-// addresses, names, flags for a proxy upgrade hidden in a Safe execTransaction and for EIP-7702
-// delegations, change identified by the wallet's own addresses, and digests equal to the libraries'.
+// Decoded approvals (docs/policies.md "Approving what you see"): the server's view of what a waiting
+// signature signs, against vectors built with the chains' own libraries (viem, @solana/web3.js,
+// @scure/btc-signer, TronWeb): amounts, addresses, names, flags for a proxy upgrade hidden in a Safe
+// execTransaction and for EIP-7702 delegations, change identified by the wallet's own addresses, and
+// digests equal to the libraries'.
 import { describe, expect, it } from 'vitest';
 import { encodeFunctionData, keccak256, parseAbi as viemAbi, serializeTransaction, hashTypedData } from 'viem';
 import { Keypair, PublicKey, SystemProgram, Transaction, ComputeBudgetProgram } from '@solana/web3.js';

@@ -1,10 +1,11 @@
-// Message delivery (src/delivery/delivery.ts; issue 7 "Delivery"): with no transport configured,
-// messages go to the development outbox `<dataDir>/outbox.jsonl` and the log line names the
-// recipient but never the text; SMS go to the webhook as JSON {to, body}, and a refusing webhook
-// is a failed send. (Email over real SMTP is covered end to end in test/e2e/otp.test.ts.) Email
-// events (issue 19): an email naming its organization and kind is reported as Send then Delivery,
-// Bounce (Permanent, the server's 550) or, with no server listening, Bounce (Undetermined); the
-// outbox gives Send only; an email naming neither is not reported; no event holds the text.
+// Message delivery (src/delivery/delivery.ts; docs/sessions-and-logins.md "One-time codes (OTP)"): with
+// no transport configured, messages go to the development outbox `<dataDir>/outbox.jsonl` and the log
+// line names the recipient but never the text; SMS go to the webhook as JSON {to, body}, and a refusing
+// webhook is a failed send. (Email over real SMTP is covered end to end in test/e2e/otp.test.ts.) Email
+// events (docs/sessions-and-logins.md "Email events"): an email naming its organization and kind is
+// reported as Send then Delivery, Bounce (Permanent, the server's 550) or, with no server listening,
+// Bounce (Undetermined); the outbox gives Send only; an email naming neither is not reported; no event
+// holds the text.
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

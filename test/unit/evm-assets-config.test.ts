@@ -1,4 +1,4 @@
-// SIGIL_EVM_ASSETS (README "Broadcasting", "Assets and balances"): the operator's ERC-20 list is
+// SIGIL_EVM_ASSETS (docs/broadcasting.md "Assets and balances"): the operator's ERC-20 list is
 // checked when the configuration is read, so a mistake stops the start with a message naming it.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';

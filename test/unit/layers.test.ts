@@ -1,11 +1,11 @@
-// The layer rules of DESIGN.md "Layers" kept by a test, not by review: every import of src/ (static,
-// `import type`, `export … from` and dynamic `import()`, read with the TypeScript compiler's own
-// pre-processor) goes down the table below, never up, and no files import each other in a circle.
-// The table is DESIGN.md's, read as layers: a folder may import what its line names and what those
-// may import in turn. Three lines name more than DESIGN.md's do today, because the code rightly needs
-// it and DESIGN.md should say so: domain/ uses the policy language (policies are checked when stored)
-// and auth/ (passkey and stamp verification); pipeline/ and activity/ write the audit log; activity/
-// runs the operations' declarations (it owns the lifecycle the pipeline used to run). errors/
+// The layer rules of docs/design.md "Layers" kept by a test, not by review: every import of src/
+// (static, `import type`, `export … from` and dynamic `import()`, read with the TypeScript compiler's
+// own pre-processor) goes down the table below, never up, and no files import each other in a circle.
+// The table is docs/design.md's, read as layers: a folder may import what its line names and what those
+// may import in turn. Three lines name more than docs/design.md's do today, because the code rightly
+// needs it and docs/design.md should say so: domain/ uses the policy language (policies are checked when
+// stored) and auth/ (passkey and stamp verification); pipeline/ and activity/ write the audit log;
+// activity/ runs the operations' declarations (it owns the lifecycle the pipeline used to run). errors/
 // and config/ name nothing and sit under every line: an error code and the typed configuration are
 // what every layer is allowed to know.
 import { describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
-/** DESIGN.md's layer table: each folder of src/ and the folders its line names. */
+/** docs/design.md's layer table: each folder of src/ and the folders its line names. */
 const LAYERS: Record<string, string[]> = {
   cli: ['*'],
   config: [],
@@ -159,7 +159,7 @@ function cycleIn(graph: Graph, component: Set<string>): string[] {
   return [...component];
 }
 
-describe('layers (DESIGN.md "Layers")', () => {
+describe('layers (docs/design.md "Layers")', () => {
   const graph = importGraph();
 
   it('names every folder of src/ in the table', () => {

@@ -1,6 +1,6 @@
-// The Node.js version check of `sigil` (bin/node-version.js, issue 19 "Node.js"): versions below
-// package.json's `engines.node` get one line naming the supported versions and exit 1, before any
-// compiled code loads; supported ones run.
+// The Node.js version check of `sigil` (bin/node-version.js; the Node.js lines README.md "Quick start"
+// names): versions below package.json's `engines.node` get one line naming the supported versions and
+// exit 1, before any compiled code loads; supported ones run.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

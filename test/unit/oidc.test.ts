@@ -107,7 +107,8 @@ describe('OIDC verifier', () => {
     await v.verify(await token({ exp: T0 / 1000 - 30 }), {}); // within the skew
     await refused({ nbf: T0 / 1000 + 120 }, /not valid before/);
     const pub = '0394e549c71fa99dd5cf752fba623090be314949b74e4cdf7ca72031dd638e281a';
-    // The documented example (turnkey-semantics.md §6).
+    // The nonce of docs/reference/sessions.md "Login activities" (oauth_login): SHA-256 of the hex
+    // public key.
     expect(oidcNonce(pub)).toBe('1663bba492a323085b13895634a3618792c4ec6896f3c34ef3c26396df22ef82');
     await v.verify(await token({ nonce: oidcNonce(pub) }), { nonceForPublicKey: pub });
     await v.verify(await token({ nonce: 'x', tknonce: oidcNonce(pub) }), { nonceForPublicKey: pub });

@@ -1,9 +1,10 @@
 // The operation registry: start-up checks hold (unique paths and types, every bearer secret the schema
-// can carry declared secret), every operation's resource and action is turnkey-semantics.md §1.3's
-// (test/vectors/activity-resources.json, with the deliberate departures listed there and in the
-// README), the activities a parent organization may submit for a sub-organization are the README's
-// list, and every declared operation is exercised by at least one test (by its path or the official
-// SDK method that calls it).
+// can carry declared secret), every operation's resource and action is the one
+// docs/reference/policies.md "Keywords" gives (test/vectors/activity-resources.json, with the deliberate
+// departures listed there), the activities a parent organization may submit for a sub-organization are
+// the list of docs/compatibility.md "Authentication activities a parent organization runs for its
+// sub-organizations", and every declared operation is exercised by at least one test (by its path or the
+// official SDK method that calls it).
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -127,7 +128,7 @@ describe('registry', () => {
     expect(params).toEqual(copy);
   });
 
-  it('every activity type has the resource and action of turnkey-semantics.md §1.3 (or a listed deliberate one)', () => {
+  it('every activity type has the resource and action of the documented table (or a listed deliberate one)', () => {
     const documented = table.documented as Record<string, { resource: string; action: string }>;
     const deliberate = table.deliberate as Record<string, { resource: string; action: string; why: string }>;
     const differences: string[] = [];
@@ -136,13 +137,13 @@ describe('registry', () => {
       const kind = activityKind(type);
       const expected = documented[kind] ?? deliberate[kind];
       const actual = `${decl.policy.resource}/${decl.policy.action}`;
-      if (!expected) differences.push(`${type}: ${actual}, but §1.3 has no ${kind} and it is not listed as deliberate`);
-      else if (`${expected.resource}/${expected.action}` !== actual) differences.push(`${type}: ${actual}, §1.3 says ${expected.resource}/${expected.action}`);
+      if (!expected) differences.push(`${type}: ${actual}, but the documented table has no ${kind} and it is not listed as deliberate`);
+      else if (`${expected.resource}/${expected.action}` !== actual) differences.push(`${type}: ${actual}, the documented table says ${expected.resource}/${expected.action}`);
       checked += 1;
     }
     expect(differences).toEqual([]);
     expect(checked).toBe(registry.byType.size);
-    // The deliberate list names only kinds §1.3 lacks, and each is still served.
+    // The deliberate list names only kinds the documented table lacks, and each is still served.
     const kinds = new Set([...registry.byType.keys()].map(activityKind));
     for (const kind of Object.keys(deliberate)) {
       expect(documented[kind], kind).toBeUndefined();
@@ -150,7 +151,7 @@ describe('registry', () => {
     }
   });
 
-  it('a parent organization submits for its sub-organizations exactly the authentication activities the README lists', () => {
+  it('a parent organization submits for its sub-organizations exactly the authentication activities docs/compatibility.md lists', () => {
     const paths = [...registry.activities.values()].filter((d) => d.parentOrganizationMaySubmit).map((d) => d.path).sort();
     expect(paths).toEqual([
       'create_oauth_providers',

@@ -1,4 +1,4 @@
-// The SQLite write-ahead log stays bounded under steady load (issue 14; src/store/wal-sync.ts
+// The SQLite write-ahead log stays bounded under steady load (src/store/wal-sync.ts
 // Checkpointer). SQLite starts its log over only when a writer finds every frame already copied into
 // the database file, which a checkpoint running beside a writer that commits every few milliseconds
 // never achieves: before the restart hand-off the log of a signing server grew by ~25 MB a second for

@@ -1,8 +1,8 @@
-// Velocity controls below the API (issue 17): the test clock's gate (src/config/config.ts), the
-// threshold's fixed-point arithmetic and the CAIP-19 assets chainAssetTransfer accepts, with the
-// base unit each is counted in (src/domain/keys/velocity-controls.ts), and which controls a
-// compiled expression reads, with unknown identifiers refused when the organization's are given
-// (src/policy/checker.ts).
+// Velocity controls below the API (docs/velocity-controls.md "Velocity controls"): the test clock's gate
+// (src/config/config.ts), the threshold's fixed-point arithmetic and the CAIP-19 assets
+// chainAssetTransfer accepts, with the base unit each is counted in
+// (src/domain/keys/velocity-controls.ts), and which controls a compiled expression reads, with unknown
+// identifiers refused when the organization's are given (src/policy/checker.ts).
 import { describe, expect, it } from 'vitest';
 import { loadConfig, TEST_CLOCK_CONSENT } from '../../src/config/config.js';
 import { assetOf, checkControlIntent, formatAmount, parseThreshold, SCALE } from '../../src/domain/keys/velocity-controls.js';

@@ -1,4 +1,4 @@
-// The WebAuthn core of src/crypto/webauthn.ts and its configuration (turnkey-contract.md §1.3):
+// The WebAuthn core of src/crypto/webauthn.ts and its configuration (docs/reference/api.md "Stamps"):
 // the stamp challenge of a body, credential id spellings, the `*` origin, ES256/RS256 display keys,
 // and SIGIL_WEBAUTHN_* parsing. The end-to-end behaviour is in test/e2e/passkeys.test.ts.
 import { describe, expect, it } from 'vitest';

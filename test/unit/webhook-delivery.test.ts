@@ -55,7 +55,7 @@ describe('webhook destinations', () => {
 
   // Cases written out by hand after ipaddr.js's range table (ipv4Mapped, rfc6145, rfc6052, 6to4):
   // each IPv6 form reaches the IPv4 address it carries, so it is judged as that address.
-  it('judges the IPv6 transition forms by the IPv4 address they carry (issue 32)', async () => {
+  it('judges the IPv6 transition forms by the IPv4 address they carry', async () => {
     const none = new WebhookDestinations([]);
     const refused = [
       '::127.0.0.1', // IPv4-compatible

@@ -1,6 +1,6 @@
-// Accepting an invitation (issue 19; README "Invitations"): the page an invitation email links to,
-// `#/accept-invitation?token=…`. The token sits in the URL fragment, which the browser never sends
-// to a server or in a Referer; the page posts it to Sigil's unstamped invitation routes
+// Accepting an invitation (docs/sessions-and-logins.md "Invitations"): the page an invitation email
+// links to, `#/accept-invitation?token=…`. The token sits in the URL fragment, which the browser never
+// sends to a server or in a Referer; the page posts it to Sigil's unstamped invitation routes
 // (src/http/invitations.ts): get_invitation shows who is invited where, then a passkey is created
 // in this browser (navigator.credentials.create, ./stamp.ts registerPasskey) and accept_invitation
 // creates the user with it. The token is then dropped from the address bar, the organization id is

@@ -2,7 +2,7 @@
 // pagination, newest first) and one activity in detail (get_activity: intent, result, failure,
 // votes; get_policy_evaluations: each policy's outcome per vote, policy names from list_policies).
 import type { Activity, Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { badge, empty, errorBox, facts, field, h, heading, json, loading, mono, pretty, replace, select, time } from '../dom.js';
 import { decodedPanel } from './decoded.js';
 import { voteButtons } from './vote.js';

@@ -1,6 +1,6 @@
-// The decoded view of a waiting signature (issue 20 "Approve what you see"), shown on the Pending
-// and Activity pages: the server's `decodedView` (README "Approving what you see") as flags (the
-// dangerous ones first and loudest), sections of label/value rows, the digests, the consensus
+// The decoded view of a waiting signature (docs/policies.md "Approving what you see"), shown on the
+// Pending and Activity pages: the server's `decodedView` (docs/policies.md "Approving what you see") as
+// flags (the dangerous ones first and loudest), sections of label/value rows, the digests, the consensus
 // beside it, and the exact payload that will be signed. Before anything is shown as checked and
 // before every approval, ../integrity.ts recomputes the digests from the payload on the page with
 // the dashboard's own code; a difference is an error and the approval is refused.

@@ -1,10 +1,10 @@
-// Invitations page (issue 19; README "Invitations", "Email events"): invite a team member by email
-// (create_invitations: name, email, user tags, access type; the sender is the signed-in user),
+// Invitations page (docs/sessions-and-logins.md "Invitations", "Email events"): invite a team member by
+// email (create_invitations: name, email, user tags, access type; the sender is the signed-in user),
 // revoke a pending invitation by id (delete_invitation), and look up what delivery did with the
 // emails to an address (list_email_events: Send, Delivery, Bounce with the server's answer). The API
 // has no query listing invitations, so the page shows the ids of the invitations made here.
 import { resultOf, type Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, field, h, heading, loading, mono, notice, onSubmit, replace, select } from '../dom.js';
 
 function inviteForm(ctx: PageContext, userTags: Json[]): HTMLElement {

@@ -1,7 +1,7 @@
 // Organization page: name and id (get_organization), the root quorum and features
 // (get_organization_configs), and the sub-organizations (list_suborgs).
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, facts, h, heading, loading, mono, pretty, replace } from '../dom.js';
 
 export async function organizationPage(ctx: PageContext): Promise<void> {

@@ -1,8 +1,8 @@
 // Pending page: the activities in ACTIVITY_STATUS_CONSENSUS_NEEDED (list_activities filterByStatus)
 // that the signed-in user can still vote on (`canApprove`), each with what it signs decoded and
-// checked in the browser (./decoded.ts, issue 20), who submitted it, and Approve / Reject (./vote.ts).
+// checked in the browser (./decoded.ts), who submitted it, and Approve / Reject (./vote.ts).
 import type { Activity, Api, Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { badge, empty, h, heading, json, loading, mono, pretty, replace, time } from '../dom.js';
 import { submitter } from './activities.js';
 import { decodedPanel } from './decoded.js';
@@ -45,7 +45,8 @@ export async function pendingPage(ctx: PageContext): Promise<void> {
 
 /** What the signed-in user can still vote on: waiting activities whose record says `canApprove`. */
 export async function votableActivities(api: Api): Promise<Activity[]> {
-  // Also those waiting for their submitter's MFA methods (README "MFA policies"): the submitter's passkey vote meets a PASSKEY step.
+  // Also those waiting for their submitter's MFA methods (docs/mfa.md "MFA policies"): the submitter's
+  // passkey vote meets a PASSKEY step.
   const waiting = ['ACTIVITY_STATUS_CONSENSUS_NEEDED', 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'];
   const { activities } = await api.query<Json>('list_activities', { filterByStatus: waiting, paginationOptions: { limit: '100' } });
   return (activities as Activity[]).filter((a) => a.canApprove);

@@ -3,7 +3,7 @@
 // condition and consensus when they are submitted; its message (say "invalid policy condition: 1:5:
 // …") is shown inline beside the form, and nothing is changed.
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, empty, errorBox, field, h, heading, loading, message, mono, pretty, replace, select, time } from '../dom.js';
 
 interface PolicyFields {

@@ -1,7 +1,7 @@
 // Private keys page: every private key (list_private_keys) with its curve, public key, addresses and
 // tags (names from list_private_key_tags).
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, h, heading, loading, mono, pretty, replace, time } from '../dom.js';
 
 export async function privateKeysPage(ctx: PageContext): Promise<void> {

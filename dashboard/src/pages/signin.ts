@@ -1,11 +1,11 @@
-// Sign-in (issue 9): three ways, each ending in a P-256 key held in the browser as a non-extractable
-// CryptoKey (IndexedDB), never sent anywhere:
-//  - passkey: stamp_login stamped with X-Stamp-Webauthn (turnkey-contract.md §1.3, §5 "Passkey
-//    login") registers a browser-made session key; votes are later cast by the passkey itself;
+// Sign-in (docs/operator-guide.md "Dashboard"): three ways, each ending in a P-256 key held in the
+// browser as a non-extractable CryptoKey (IndexedDB), never sent anywhere:
+//  - passkey: stamp_login stamped with X-Stamp-Webauthn (docs/reference/api.md "Stamps";
+//    docs/reference/sessions.md "Login activities") registers a browser-made session key; votes are later cast by the passkey itself;
 //  - API key: the pasted key pair is imported and checked with whoami;
-//  - email code through the auth proxy (§5): otp_init, then otp_verify {otpId, otpCode, publicKey}
+//  - email code through the auth proxy (docs/reference/auth-proxy.md "Endpoints"): otp_init, then otp_verify {otpId, otpCode, publicKey}
 //    binds the verification token to a browser-made session key, which logs in with stamp_login
-//    under X-Stamp-Attested (§1.4).
+//    under X-Stamp-Attested (docs/reference/api.md "Stamps").
 // Non-secret inputs (organization id, auth proxy address and config id) may come from the query
 // string (?organizationId=&authProxyUrl=&authProxyConfigId=) and are remembered in localStorage.
 import { Api, authProxy, stampedRequest, type Json } from '../api.js';

@@ -1,8 +1,9 @@
 // Users page: every user (list_users) with API keys, passkeys and tags (names from list_user_tags).
 // The signed-in user can add a passkey of this browser to itself: navigator.credentials.create, then
-// create_authenticators V2 with the attestation (turnkey-contract.md §1.3 "Registration").
+// create_authenticators V2 with the attestation (docs/reference/organizations.md "Users and
+// credentials").
 import { resultOf, type Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, empty, errorBox, field, h, heading, loading, message, mono, pretty, replace, time } from '../dom.js';
 import { registerPasskey } from '../stamp.js';
 

@@ -1,11 +1,11 @@
-// Velocity controls page (issue 17 "Dashboard"): every control of the organization
-// (list_velocity_controls) with what it measures, and for each group counted in its window a bar of
-// the group's aggregate against the threshold, from the record's `usage` (a Sigil addition, README
-// "Velocity controls"), so an operator sees at a glance how close a wallet, a user or the
-// organization is to its limit. The bar is a <meter> (no inline style: the CSP forbids it); a group
-// at or over its threshold is also named so in words, not by colour alone.
+// Velocity controls page (docs/velocity-controls.md "Velocity controls"): every control of the
+// organization (list_velocity_controls) with what it measures, and for each group counted in its window
+// a bar of the group's aggregate against the threshold, from the record's `usage` (a Sigil addition,
+// docs/velocity-controls.md "Velocity controls"), so an operator sees at a glance how close a wallet, a
+// user or the organization is to its limit. The bar is a <meter> (no inline style: the CSP forbids it);
+// a group at or over its threshold is also named so in words, not by colour alone.
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, facts, h, heading, loading, mono, pretty, replace } from '../dom.js';
 
 const UNITS: [number, string][] = [
@@ -72,7 +72,7 @@ export async function velocityControlsPage(ctx: PageContext): Promise<void> {
     ctx.api.query<Json>('list_users'),
   ]);
   if (!velocityControls.length) {
-    return replace(body, empty('No velocity controls yet.', 'Create them with create_velocity_control (README "Velocity controls"); policies read them as controls.<identifier>.'));
+    return replace(body, empty('No velocity controls yet.', 'Create them with create_velocity_control (docs/velocity-controls.md); policies read them as controls.<identifier>.'));
   }
   // Wallet and user names beside their ids (the organization's group is named by its tag).
   const names = new Map<string, string>([

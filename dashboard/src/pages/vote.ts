@@ -1,9 +1,9 @@
-// Approve and Reject buttons for an activity waiting for consensus (turnkey-semantics.md §2-§3): a
-// vote is approve_activity / reject_activity {fingerprint}, stamped with the signed-in credential
-// (the passkey itself when one signed in). After the vote the activity is read again, so the page
-// can say whether that vote decided it.
+// Approve and Reject buttons for an activity waiting for consensus (docs/reference/activities.md
+// "Votes"): a vote is approve_activity / reject_activity {fingerprint}, stamped with the signed-in
+// credential (the passkey itself when one signed in). After the vote the activity is read again, so the
+// page can say whether that vote decided it.
 import type { Activity, Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, errorBox, h, message, pretty, replace } from '../dom.js';
 import type { DecodedPanel } from './decoded.js';
 

@@ -1,7 +1,7 @@
 // Wallets page: every wallet (list_wallets) with its accounts and addresses (list_wallet_accounts),
 // and a form that creates a wallet with one account (create_wallet, swagger v1CreateWalletIntent).
 import { resultOf, type Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { busy, empty, errorBox, field, h, heading, loading, message, mono, pretty, replace, select, time } from '../dom.js';
 
 // One first account per chain, with the usual derivation path (v1WalletAccountParams).

@@ -1,11 +1,11 @@
-// Webhooks page (issue 18 "Dashboard"): every webhook endpoint of the organization
+// Webhooks page (docs/webhooks.md "Webhooks"): every webhook endpoint of the organization
 // (list_webhook_endpoints) with its URL, subscriptions and filters, and how its deliveries go, from
-// the record's `deliveryStatus` (a Sigil addition, README "Webhooks"): healthy or failing (said in
-// words, not by colour alone), failed attempts in a row, the last error, the last delivery, and the
-// deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
+// the record's `deliveryStatus` (a Sigil addition, docs/webhooks.md "Webhooks"): healthy or failing
+// (said in words, not by colour alone), failed attempts in a row, the last error, the last delivery, and
+// the deliveries pending, delivered and given up, and the latest deliveries one by one (event, subject,
 // state, attempts, error).
 import type { Json } from '../api.js';
-import type { PageContext } from '../app.js';
+import type { PageContext } from './context.js';
 import { empty, facts, h, heading, loading, mono, pretty, replace, time } from '../dom.js';
 
 function subscriptionText(s: Json): string {
@@ -37,7 +37,7 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
   ctx.main.append(heading('Webhooks'), body);
   const { webhookEndpoints } = await ctx.api.query<Json>('list_webhook_endpoints');
   if (!webhookEndpoints.length) {
-    return replace(body, empty('No webhook endpoints yet.', 'Create them with create_webhook_endpoint (README "Webhooks").'));
+    return replace(body, empty('No webhook endpoints yet.', 'Create them with create_webhook_endpoint (docs/webhooks.md).'));
   }
   const list = h('ul', { className: 'cards' });
   for (const e of webhookEndpoints as Json[]) {

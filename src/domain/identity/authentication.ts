@@ -38,7 +38,10 @@ export interface AuthenticationRequest {
   credentialMayBeInSubOrganization: boolean;
   /** The client's IP address as the HTTP layer determined it. */
   clientAddress?: string;
-  /** Sent by the auth proxy on its configuration's behalf: exempt from IP allowlists (semantics §7). */
+  /**
+   * Sent by the auth proxy on its configuration's behalf: exempt from IP allowlists
+   * (docs/reference/auth-proxy.md "Rules the proxy adds").
+   */
   viaAuthProxy?: boolean;
   now: number;
 }

@@ -9,8 +9,9 @@
 //    of a contact are active at once; with a userIdentifier, at most 3 codes per 3 minutes.
 //  - verify_otp spends an attempt before it compares (in constant time), so 3 guesses is all a code
 //    ever gets, concurrency included; the right code answers a verification token: a standard ES256
-//    JWT (contract §4.6, what @turnkey/crypto's verifyOtpVerificationToken and any JOSE library
-//    verify) signed by the deployment signer with the claims of contract §5 (`exp` a string of ms),
+//    JWT (docs/reference/bundles.md "Other signed tokens", what @turnkey/crypto's
+//    verifyOtpVerificationToken and any JOSE library verify) signed by the deployment signer with the
+//    claims that section lists (`exp` a string of ms),
 //    bound to the client public key from the encrypted bundle (or the plaintext alias's `publicKey`).
 //    Tokens in the session-JWT form that earlier Sigil versions issued (double SHA-256) are still
 //    read, so a rolling upgrade does not void the tokens of processes not yet upgraded (24 h at most).

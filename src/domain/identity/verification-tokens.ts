@@ -60,10 +60,10 @@ export async function readVerificationToken(token: string, signerPublicKey: Uint
 }
 
 /**
- * A client signature over a token usage (contract §1.5): scheme P-256, by the verification token's own
- * key ("the signature's public key must match the public key contained within the OTP verification
- * token"), raw r||s over the message, which must parse as JSON and pass `usage`'s check of its shape.
- * `expected` describes that shape in the error.
+ * A client signature over a token usage (docs/reference/sessions.md "Login activities"): scheme P-256,
+ * by the verification token's own key ("the signature's public key must match the public key contained
+ * within the OTP verification token"), raw r||s over the message, which must parse as JSON and pass
+ * `usage`'s check of its shape. `expected` describes that shape in the error.
  */
 export function checkClientSignature(
   sig: ClientSignature,

@@ -69,7 +69,10 @@ export class EvmTracking implements ChainTracking {
         this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'broadcast: node unreachable, will retry');
         return;
       }
-      if (!ALREADY_KNOWN.test(err.message)) {
+      // Two processes' trackers may hand over the same recorded transaction at once: the node mines
+      // the first (at once on an automining node) and refuses the second ("nonce too low"). A
+      // refusal of a transaction the node already holds or has mined is not a refusal.
+      if (!ALREADY_KNOWN.test(err.message) && !(await this.nodeHolds(rpc, row))) {
         await this.deps.recorder.transaction(async (repos) => {
           if (await this.deps.recorder.record(repos, row, TX_STATUS.INITIALIZED, TX_STATUS.FAILED, { error: { message: `the node refused the transaction: ${err.message}` } })) {
             await this.giveBackNonce(repos, row);
@@ -79,6 +82,15 @@ export class EvmTracking implements ChainTracking {
       }
     }
     await this.deps.recorder.change(row, TX_STATUS.INITIALIZED, TX_STATUS.BROADCASTING);
+  }
+
+  /** Whether the node has this very transaction, in its pool or mined (false when it cannot say). */
+  private async nodeHolds(rpc: EvmRpc, row: SendTransactionRow): Promise<boolean> {
+    try {
+      return Boolean((await rpc.transaction(row.tx_hash)) ?? (await rpc.receipt(row.tx_hash)));
+    } catch {
+      return false;
+    }
   }
 
   /** A nonce whose transaction never reached the chain is handed out again when it was the last one handed out. */

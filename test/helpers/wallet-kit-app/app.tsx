@@ -1,10 +1,10 @@
-// The embedded-wallet app of the browser test (test/e2e/wallet-kit.test.ts; README "Embedded
-// wallets"): the published @turnkey/react-wallet-kit as an app would use it, its TurnkeyProvider
-// pointed at Sigil with nothing but the settings the README names (apiBaseUrl, authProxyUrl,
-// authProxyConfigId, organizationId, the frame URLs). The page that serves it (test/helpers/
-// wallet-kit.ts) sets `window.SIGIL_KIT`; the test drives the kit's own hook methods through
-// `window.kit` and reads the state the provider manages from `#state`, as an app's UI would render it.
-// The kit has no export-and-sign method, so the page also hands the test the published
+// The embedded-wallet app of the browser test (test/e2e/wallet-kit.test.ts; docs/embedded-wallets.md
+// "Embedded wallets: the browser kits"): the published @turnkey/react-wallet-kit as an app would use it,
+// its TurnkeyProvider pointed at Sigil with nothing but the settings docs/embedded-wallets.md names
+// (apiBaseUrl, authProxyUrl, authProxyConfigId, organizationId, the frame URLs). The page that serves it
+// (test/helpers/ wallet-kit.ts) sets `window.SIGIL_KIT`; the test drives the kit's own hook methods
+// through `window.kit` and reads the state the provider manages from `#state`, as an app's UI would
+// render it. The kit has no export-and-sign method, so the page also hands the test the published
 // @turnkey/iframe-stamper the kit itself uses, for the app's own export-and-sign frame.
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';

@@ -1,6 +1,7 @@
-// The @turnkey/sdk-browser page of the browser test (test/e2e/wallet-kit.test.ts; README "Embedded
-// wallets"): the published package as an app imports it, handed to the test as `window.sdkBrowser`;
-// the page's `window.SIGIL_KIT` names Sigil's API and the app's organization.
+// The @turnkey/sdk-browser page of the browser test (test/e2e/wallet-kit.test.ts;
+// docs/embedded-wallets.md "Embedded wallets: the browser kits"): the published package as an app
+// imports it, handed to the test as `window.sdkBrowser`; the page's `window.SIGIL_KIT` names Sigil's API
+// and the app's organization.
 import { Turnkey, SessionType } from '@turnkey/sdk-browser';
 
 declare global {

@@ -1,7 +1,7 @@
 // Tests for src/crypto/bundles.ts with the REAL client functions of @turnkey/crypto@2.13.2
 // (decryptCredentialBundle, decryptExportBundle, encryptWalletToBundle, encryptPrivateKeyToBundle,
 // encryptOtpCodeToBundle) and with bundles produced by Turnkey's production enclaves
-// (test/vectors/bundles.json). Contract: reference/turnkey-contract.md §4.2-§4.5, §4.7-§4.9, Traps 14-15.
+// (test/vectors/bundles.json). Contract: docs/reference/bundles.md "The bundles", "Other signed tokens".
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { codeOf } from '../../helpers/crypto-errors.js';
@@ -49,7 +49,7 @@ const OTHER_ORG = 'b0a7f3f2-7a0e-4a51-a8d5-3c0b9c6a2e42';
 const USER = '7d4a885d-4668-40c4-8f35-33301e11e7d5';
 const OTHER_USER = '0c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 
-// The deployment's bundle signer (DESIGN.md, Security model). Clients pass its uncompressed hex as
+// The deployment's bundle signer (docs/design.md "Security model"). Clients pass its uncompressed hex as
 // dangerouslyOverrideSignerPublicKey.
 const signerKeys = generateP256KeyPair();
 const signer = new P256Signer(signerKeys.privateKey);
@@ -72,7 +72,7 @@ function flipHexByte(hex: string, byteIndex: number): string {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('credential bundle (§4.2)', () => {
+describe('credential bundle', () => {
   test('decryptCredentialBundle recovers the API private key, and that key stamps requests', async () => {
     const embedded = sdkGenerateP256KeyPair(); // the client's embedded key; its public half is targetPublicKey
     for (const targetPublicKey of [embedded.publicKey, embedded.publicKeyUncompressed]) {
@@ -82,7 +82,7 @@ describe('credential bundle (§4.2)', () => {
       const privHex = decryptCredentialBundle(bundle, embedded.privateKey);
       expect(privHex).toBe(bytesToHex(apiKey.privateKey));
 
-      // The client uses the pair as an X-Stamp API key (§4.2); the stamp verifies under the registered key.
+      // The client uses the pair as an X-Stamp API key; the stamp verifies under the registered key.
       const stamper = new ApiKeyStamper({ apiPublicKey: bytesToHex(apiKey.publicKey), apiPrivateKey: privHex });
       const body = '{"organizationId":"' + ORG + '"}';
       const stamp = JSON.parse(Buffer.from((await stamper.stamp(body)).stampHeaderValue, 'base64url').toString());
@@ -166,7 +166,7 @@ describe('signed envelope', () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('export bundle (§4.3)', () => {
+describe('export bundle', () => {
   const embedded = sdkGenerateP256KeyPair(); // the client's target key for export
 
   test('wallet: decryptExportBundle returns the mnemonic with the signer override', async () => {
@@ -293,7 +293,7 @@ describe('export bundle (§4.3)', () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('import bundle (§4.4)', () => {
+describe('import bundle', () => {
   function init(organizationId = ORG, userId = USER) {
     const target = generateP256KeyPair(); // kept server side with the bundle
     const importBundle = makeImportBundle({ organizationId, userId, targetPublicKey: target.publicKey, signerPrivateKey: signer });
@@ -410,7 +410,7 @@ describe('import bundle (§4.4)', () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('OTP encryption target bundle (§4.5)', () => {
+describe('OTP encryption target bundle', () => {
   test('encryptOtpCodeToBundle (with override) -> openOtpBundle gives the code and client public key', async () => {
     const target = generateP256KeyPair();
     const bundle = makeOtpEncryptionTargetBundle({ targetPublicKey: target.publicKey, signerPrivateKey: signer });

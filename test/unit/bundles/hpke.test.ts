@@ -1,6 +1,6 @@
 // Tests for src/crypto/hpke.ts: byte-exact and round-trip agreement with the client (@turnkey/crypto
 // hpkeEncrypt/hpkeDecrypt) and with an independent RFC 9180 implementation (@hpke/core), plus
-// tamper detection. Contract: reference/turnkey-contract.md §4.1, §4.9.
+// tamper detection. Contract: docs/reference/bundles.md "The HPKE suite".
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createBase58check } from '@scure/base';

@@ -1,6 +1,6 @@
 // Tests for src/crypto/p256.ts against the real client code (@turnkey/crypto, @turnkey/api-key-stamper)
-// and an independent implementation (@noble/curves). Contract: reference/turnkey-contract.md §1.1, §1.2,
-// §1.5, Traps 4-5.
+// and an independent implementation (@noble/curves). Contract:
+// docs/reference/api.md "Stamps"; docs/reference/sessions.md "Login activities" (client signatures).
 import { describe, expect, test } from 'vitest';
 import { codeOf } from '../../helpers/crypto-errors.js';
 import { verify as nodeVerify, createPublicKey } from 'node:crypto';

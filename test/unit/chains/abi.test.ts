@@ -1,6 +1,6 @@
 // Ethereum ABI parsing and calldata decoding (src/chains/ethereum/abi.ts) against viem as the reference
 // encoder/decoder: calls are encoded with viem's encodeFunctionData and our decode must equal viem's
-// decodeFunctionData (tuples as positional arrays, per turnkey-semantics.md §7). Also: selectors,
+// decodeFunctionData (tuples as positional arrays). Also: selectors,
 // canonical signatures, strictness on malformed calldata, work bounds, and ABI validation errors.
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';

@@ -49,7 +49,7 @@ describe('address format table', () => {
     expect(Object.keys(ADDRESS_FORMAT_TABLE).sort()).toEqual([...ADDRESS_FORMATS].sort());
   });
 
-  it('pins the curve of every format (address-rules.md)', () => {
+  it('pins the curve of every format (docs/reference/addresses.md)', () => {
     const ed = ['SOLANA', 'SUI', 'APTOS', 'XLM', 'TON_V3R2', 'TON_V4R2', 'TON_V5R1'];
     for (const f of ADDRESS_FORMATS) {
       const short = f.replace('ADDRESS_FORMAT_', '');

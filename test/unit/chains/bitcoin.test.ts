@@ -31,7 +31,7 @@ const wpkh = btc.p2wpkh(PUB, NET);
 const tr = btc.p2tr(XONLY, undefined, NET);
 const pkh = btc.p2pkh(PUB, NET);
 const shwpkh = btc.p2sh(btc.p2wpkh(PUB, NET), NET);
-const wsh = btc.p2wsh(btc.p2ms(1, [PUB]), NET); // address-rules.md: P2WSH = 1-of-1 multisig
+const wsh = btc.p2wsh(btc.p2ms(1, [PUB]), NET); // docs/reference/addresses.md "Formats": P2WSH = 1-of-1 multisig
 const foreign = btc.p2wpkh(FOREIGN_PUB, NET);
 
 const txid = (b: number) => new Uint8Array(32).fill(b);

@@ -163,7 +163,7 @@ describe('ethereum: parse and sign every envelope', async () => {
 
 describe('ethereum: policy struct (eth.tx)', async () => {
   const all = await cases();
-  it('exposes semantics §1.3 names and values', () => {
+  it('exposes the documented names and values', () => {
     const p = ethTxPolicyFields(parseEthereumTransaction(serializeTransaction(all.eip1559)), account.address);
     expect(p).toEqual({
       from: account.address.toLowerCase(),

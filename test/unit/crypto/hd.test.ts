@@ -105,7 +105,7 @@ describe('secp256k1 BIP32 matches @scure/bip32', () => {
   });
 });
 
-describe('ed25519: every segment is hardened (address-rules.md)', () => {
+describe('ed25519: every segment is hardened (docs/reference/addresses.md)', () => {
   const seed = mnemonicToSeed(MNEMONICS[0]);
 
   it("m/44'/501'/0'/0 and m/44'/501'/0'/0' give the same key", () => {

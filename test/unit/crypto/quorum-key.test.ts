@@ -1,7 +1,7 @@
 // QOS quorum-key envelopes (src/crypto/quorum-key.ts) against the sender in @turnkey/crypto
-// (encryptOauth2ClientSecret / quorumKeyEncrypt, turnkey-contract.md §4.6): what the SDK encrypts to
-// a P256Signer's public key opens with that signer, whether the client named the key uncompressed or
-// compressed; another key, a flipped bit or a wrong length field never opens.
+// (encryptOauth2ClientSecret / quorumKeyEncrypt, docs/reference/bundles.md "Other signed tokens"): what
+// the SDK encrypts to a P256Signer's public key opens with that signer, whether the client named the key
+// uncompressed or compressed; another key, a flipped bit or a wrong length field never opens.
 import { describe, expect, it } from 'vitest';
 import { encryptOauth2ClientSecret } from '@turnkey/crypto';
 import { generateP256KeyPair, P256Signer, bytesToHex } from '../../../src/crypto/p256.js';

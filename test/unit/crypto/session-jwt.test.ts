@@ -1,6 +1,7 @@
-// Session JWTs whose claims hold arbitrary text (a session profile's scope, issue 19): the payload's
-// base64url never contains `-` or `_` (clients decode it with a plain atob, turnkey-contract.md
-// Traps 7), JSON.parse gives back the exact strings, and @turnkey/crypto verifies the signature.
+// Session JWTs whose claims hold arbitrary text (a session profile's scope): the payload's
+// base64url never contains `-` or `_` (clients decode it with a plain atob,
+// docs/reference/sessions.md "The session JWT"), JSON.parse gives back the exact strings, and
+// @turnkey/crypto verifies the signature.
 import { describe, expect, it } from 'vitest';
 import { verifySessionJwtSignature } from '@turnkey/crypto';
 import { P256Signer, generateP256KeyPair } from '../../../src/crypto/p256.js';

@@ -1,6 +1,6 @@
-// IP address and CIDR handling for IP allowlists (src/domain/governance/cidr.ts; turnkey-semantics.md §7):
-// parsing, normalization to the network address, RFC 5952 text, containment, and how socket
-// addresses (IPv4-mapped IPv6, zone ids) are read.
+// IP address and CIDR handling for IP allowlists (src/domain/governance/cidr.ts;
+// docs/reference/organizations.md "IP allowlists"): parsing, normalization to the network address, RFC
+// 5952 text, containment, and how socket addresses (IPv4-mapped IPv6, zone ids) are read.
 import { describe, expect, it } from 'vitest';
 import { cidrContains, formatCidr, formatIp, parseCidr, parseClientAddress, parseIp } from '../../../src/domain/governance/cidr.js';
 

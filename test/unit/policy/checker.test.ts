@@ -1,4 +1,5 @@
-// Create-time checker (src/policy/checker.ts; turnkey-semantics.md §1.2 types, §1.3 keywords).
+// Create-time checker (src/policy/checker.ts; docs/reference/policies.md "The language" for types,
+// "Keywords").
 import { describe, expect, it } from 'vitest';
 import { compilePolicyExpression } from '../../../src/policy/compile.js';
 import type { ExpressionKind } from '../../../src/policy/errors.js';
@@ -15,7 +16,7 @@ function accepts(source: string, kind: ExpressionKind = 'condition'): void {
   expect(result.ok ? '' : result.error.message).toBe('');
 }
 
-describe('checker: keywords per policy field (§1.3)', () => {
+describe('checker: keywords per policy field', () => {
   it.each<[ExpressionKind, string]>([
     ['consensus', "approvers.any(u, u.id == 'x') && credentials.all(c, c.type != '')"],
     ['condition', "activity.kind == 'X' && wallet.id == 'w' && wallets.count() > 0 && private_key.tags.contains('t')"],
@@ -58,7 +59,7 @@ describe('checker: keywords per policy field (§1.3)', () => {
   });
 });
 
-describe('checker: fields (§1.3 structs)', () => {
+describe('checker: fields (structs)', () => {
   it('knows every documented spelling, including draft-branch fields', () => {
     accepts("wallet_account.path_indexes[0] == 44 && wallet_account.path_hardened.all(h, h) && wallet_account.curve == 'CURVE_SECP256K1'");
     accepts('solana.tx.address_table_lookup_references.all(r, r.index >= 0 && r.writable)');
@@ -90,7 +91,7 @@ describe('checker: fields (§1.3 structs)', () => {
   });
 });
 
-describe('checker: operators (§1.2 types)', () => {
+describe('checker: operators (types)', () => {
   it.each([
     ["activity.kind == 'X'"],
     ['wallet.imported == false'],
@@ -165,7 +166,7 @@ describe('checker: operators (§1.2 types)', () => {
   });
 });
 
-describe('checker: case-insensitive fields (§1.2 "Case sensitivity")', () => {
+describe('checker: case-insensitive fields', () => {
   it('resolves the engine-normalized fields at compile time', () => {
     const result = compilePolicyExpression(
       "eth.tx.to == 'a' && eth.tx.from == 'b' && eth.tx.data == 'c' && tempo.tx.calls.all(c, c.to == 'd' && c.input == 'e') && wallet_account.address == 'f'",

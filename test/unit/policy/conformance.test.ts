@@ -2,7 +2,7 @@
 // files, after cel-go conformance/conformance_test.go over cel-spec's testdata).
 //
 // File format:
-//   { "source": "<which appendix / section of turnkey-semantics.md the cases come from>",
+//   { "source": "<where the cases come from: a published page or a docs/reference/ section>",
 //     "description": "…",
 //     "placeholders": { "<PLACEHOLDER>": "replacement text", … },   // substitutions used below
 //     "contexts": { "<name>": <context>, … },                       // reusable evaluation contexts

@@ -1,4 +1,4 @@
-// A complete evaluation context: every keyword and every field of turnkey-semantics.md §1.3
+// A complete evaluation context: every keyword and every field of docs/reference/policies.md "Keywords"
 // populated, including the optional ones. Doubles as an example for whoever builds contexts in
 // the activity pipeline. Real requests populate only the keywords that describe them.
 import type { PolicyContext, SparkKeyDerivation, SparkOperatorRecipient, TronPermission } from '../../../src/policy/index.js';

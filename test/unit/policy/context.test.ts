@@ -1,5 +1,5 @@
-// The context contract (src/policy/context.ts, schema.ts, context-check.ts; turnkey-semantics.md
-// §1.3): every documented field is reachable from the language under its documented name.
+// The context contract (src/policy/context.ts, schema.ts, context-check.ts; docs/reference/policies.md
+// "Keywords"): every documented field is reachable from the language under its documented name.
 import { describe, expect, it } from 'vitest';
 import type { ExpressionKind, PolicyContext } from '../../../src/policy/index.js';
 import { KEYWORDS_BY_KIND, validatePolicyContext } from '../../../src/policy/index.js';
@@ -31,7 +31,8 @@ describe('evaluation context', () => {
   it('assigns every top-level keyword to exactly one policy field (velocity controls to condition and consensus)', () => {
     const assigned = Object.values(KEYWORDS_BY_KIND).flat().sort();
     expect([...new Set(assigned)]).toEqual(Object.keys(ROOT.fields).sort());
-    // `controls` is read by conditions and consensus alike (issue 17); every other keyword by one field.
+    // `controls` is read by conditions and consensus alike (docs/velocity-controls.md); every other
+    // keyword by one field.
     expect(assigned.filter((k, i) => assigned.indexOf(k) !== i)).toEqual(['controls']);
     expect(KEYWORDS_BY_KIND.condition).toContain('controls');
     expect(KEYWORDS_BY_KIND.consensus).toContain('controls');

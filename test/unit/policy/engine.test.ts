@@ -1,11 +1,12 @@
 // Conformance runner for the policy ENGINE decision (src/activity/policy-engine.ts) over the data in
 // test/policy/engine/*.json: whole sets of policies against one request context, checked against
-// turnkey-semantics.md §1.4 (evaluation rules). The language itself (one expression, one context)
-// is covered by test/policy/corpus and conformance.test.ts; this suite is about how per-policy
-// results combine: applicability, DENY over ALLOW, consensus, time windows, errors.
+// docs/reference/policies.md "Evaluation of one policy", "The decision for an activity". The language
+// itself (one expression, one context) is covered by test/policy/corpus and conformance.test.ts; this
+// suite is about how per-policy results combine: applicability, DENY over ALLOW, consensus, time
+// windows, errors.
 //
 // File format:
-//   { "source": "<which section of turnkey-semantics.md the cases come from>",   // required
+//   { "source": "<where the cases come from: a docs/reference/ section or a published page>",   // required
 //     "description": "…",
 //     "contexts": { "<name>": <context>, … },        // optional reusable request contexts
 //     "cases": [ <case>, … ] }
@@ -19,7 +20,7 @@
 //       "with": <patch>,                               // optional, merged into the context
 //       "expected": { "decision": "allow" | "deny" | "consensus" | "none",
 //                     "outcomes": { "<policyId>": "OUTCOME_…", … } },   // every evaluated policy
-//       "knownDeviation": "<why the engine disagrees with §1.4>",        // optional: case skipped
+//       "knownDeviation": "<why the engine disagrees with the documented rule>",        // optional: case skipped
 //       "note": "…" }
 //
 // A policy with `compileError` must be rejected by compilePolicyExpression with that message; like
@@ -34,7 +35,7 @@
 // Every decoded context must pass validatePolicyContext (no typos, no wrong field types).
 //
 // What the runner enforces beyond the engine's answers:
-// - the expected decision follows from the expected outcomes by the §1.4 precedence
+// - the expected decision follows from the expected outcomes by the documented precedence
 //   (any OUTCOME_DENY_EXPLICIT → deny, else any OUTCOME_ALLOW → allow, else any
 //   OUTCOME_REQUIRES_CONSENSUS → consensus, else none), so the data is self-consistent;
 // - every decision and every per-policy outcome the engine can produce is exercised by some
@@ -140,7 +141,10 @@ function decode(value: Json, where: string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v, `${where}.${k}`)]));
 }
 
-/** The §1.4 precedence, stated independently of the engine, to check the data against itself. */
+/**
+ * The precedence of docs/reference/policies.md "The decision for an activity", stated independently of
+ * the engine, to check the data against itself.
+ */
 function decisionOf(outcomes: readonly PolicyOutcome[]): PolicyDecision {
   if (outcomes.includes('OUTCOME_DENY_EXPLICIT')) return 'deny';
   if (outcomes.includes('OUTCOME_ALLOW')) return 'allow';
@@ -158,7 +162,7 @@ const deviations = suite.flatMap(({ name, data }) => data.cases.filter((c) => c.
 
 if (deviations.length > 0) {
   console.warn(
-    `policy engine: ${deviations.length} case(s) skipped as known deviations from turnkey-semantics.md §1.4:\n` +
+    `policy engine: ${deviations.length} case(s) skipped as known deviations from docs/reference/policies.md:\n` +
       deviations.map(({ file, c }) => `  - ${file} / ${c.name}: ${c.knownDeviation}`).join('\n'),
   );
 }
@@ -243,7 +247,7 @@ for (const { name, data } of suite) {
         if (expectedOutcomes) {
           for (const o of Object.values(expectedOutcomes)) expect(OUTCOMES, 'expected outcome').toContain(o);
           expect(Object.keys(expectedOutcomes).sort(), 'outcomes must list every evaluated policy').toEqual(policies.map((p) => p.id).sort());
-          expect(decisionOf(Object.values(expectedOutcomes)), 'expected decision must follow from the expected outcomes (§1.4)').toBe(c.expected.decision);
+          expect(decisionOf(Object.values(expectedOutcomes)), 'expected decision must follow from the expected outcomes').toBe(c.expected.decision);
         }
 
         const { decision, evaluations } = evaluatePolicies(policies, context);

@@ -1,4 +1,5 @@
-// Evaluator semantics (src/policy/evaluator.ts; turnkey-semantics.md §1.2, §1.4).
+// Evaluator semantics (src/policy/evaluator.ts; docs/reference/policies.md "The language", "Evaluation
+// of one policy").
 import { describe, expect, it } from 'vitest';
 import type { CompiledPolicyExpression } from '../../../src/policy/index.js';
 import { caseInsensitive, evaluatePolicyExpression } from '../../../src/policy/index.js';
@@ -101,7 +102,7 @@ describe('evaluator: operators', () => {
   });
 });
 
-describe('evaluator: no short-circuit (§1.2) and error severity', () => {
+describe('evaluator: no short-circuit and error severity', () => {
   it.each([
     ["false && eth.tx.to == 'x'", { activity: ctx.activity }, 'error:missing'],
     ["true || eth.tx.to == 'x'", { activity: ctx.activity }, 'error:missing'],
@@ -259,7 +260,7 @@ describe('evaluator: run-time types (the context is never trusted)', () => {
   });
 });
 
-describe('evaluator: case-insensitive strings (§1.2 "Case sensitivity")', () => {
+describe('evaluator: case-insensitive strings', () => {
   const upper = { ...tx, to: '0x00000000000000000000000000000000000000AA', from: '0xABC' };
 
   it('compares engine-normalized fields ignoring case, everything else exactly', () => {

@@ -1,4 +1,4 @@
-// Lexer edge cases (src/policy/lexer.ts; turnkey-semantics.md §1.2 literals).
+// Lexer edge cases (src/policy/lexer.ts; the literals of docs/reference/policies.md "The language").
 import { describe, expect, it } from 'vitest';
 import { SyntaxFailure, tokenize } from '../../../src/policy/lexer.js';
 

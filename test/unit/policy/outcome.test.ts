@@ -1,5 +1,5 @@
 // What an evaluation error means for ALLOW and DENY policies (src/policy/outcome.ts;
-// turnkey-semantics.md §1.4 "Errors").
+// docs/reference/policies.md "Evaluation of one policy").
 import { describe, expect, it } from 'vitest';
 import type { EvalErrorKind, EvaluationResult, PolicyEvalError } from '../../../src/policy/index.js';
 import { evaluationErrorApplies, fieldMatches } from '../../../src/policy/index.js';

@@ -1,4 +1,4 @@
-// Parser golden tables (src/policy/parser.ts; turnkey-semantics.md §1.2), after cel-go
+// Parser golden tables (src/policy/parser.ts; docs/reference/policies.md "The language"), after cel-go
 // parser/parser_test.go: input → canonical printed tree, and input → error with a caret.
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '../../../src/policy/ast.js';

@@ -1,5 +1,5 @@
-// Timestamp and CronSpan (src/policy/time.ts; turnkey-semantics.md §1.2 "Time",
-// features/policies/time-based-policies.mdx).
+// Timestamp and CronSpan (src/policy/time.ts; docs/reference/policies.md "The language":
+// time-based policies).
 import { describe, expect, it } from 'vitest';
 import type { CronSpanSpec } from '../../../src/policy/time.js';
 import { __TESTS, civilFromDays, cronSpanContains, daysFromCivil, parseCron, parseCronSpan, parseDuration, parseTimestamp, resolveTimeZone } from '../../../src/policy/time.js';

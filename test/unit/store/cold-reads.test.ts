@@ -1,7 +1,7 @@
-// The cold path's one read (src/store/cold-reads.ts, issue 34): on PostgreSQL a request from an
-// organization the process holds nothing for reads what authentication and policy need in one
-// statement besides the generation read, and what it keeps is exactly what the repositories answer;
-// a value read at another generation than the one the request observed is never served. On the
+// The cold path's one read (src/store/cold-reads.ts; docs/design.md "The cold path"): on PostgreSQL a
+// request from an organization the process holds nothing for reads what authentication and policy need
+// in one statement besides the generation read, and what it keeps is exactly what the repositories
+// answer; a value read at another generation than the one the request observed is never served. On the
 // embedded SQLite store (no round trips) the repositories' own reads serve, with the same answers.
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';

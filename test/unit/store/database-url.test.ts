@@ -1,8 +1,9 @@
-// The multi-host DATABASE_URL as libpq spells it (src/store/database-url.ts, README.md "PostgreSQL with a
-// standby"): the host list, target_session_attrs and Sigil's schema parameter are read, each host's URL is
-// one node-postgres reads as that host alone, bad input is refused with a message naming what is wrong.
-// With SIGIL_TEST_DATABASE_URL set, the host choice (src/store/postgres-target.ts) runs against the real
-// server: a host that refuses and a host whose sessions are read-only are passed over.
+// The multi-host DATABASE_URL as libpq spells it (src/store/database-url.ts, docs/operator-guide.md
+// "PostgreSQL with a standby"): the host list, target_session_attrs and Sigil's schema parameter are
+// read, each host's URL is one node-postgres reads as that host alone, bad input is refused with a
+// message naming what is wrong. With SIGIL_TEST_DATABASE_URL set, the host choice
+// (src/store/postgres-target.ts) runs against the real server: a host that refuses and a host whose
+// sessions are read-only are passed over.
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
