@@ -6,7 +6,9 @@
 // @solana/web3.js and @solana/spl-token, left unsigned and without a blockhash, as a client would;
 // every outcome is read back from the node with web3.js's Connection (balances, token accounts,
 // signature statuses). Status changes reach a webhook receiver on loopback as
-// SEND_TRANSACTION_STATUS_UPDATES events, each signature checked with @turnkey/crypto.
+// SEND_TRANSACTION_STATUS_UPDATES events, each signature checked with @turnkey/crypto. A send that
+// waits for a second approval (a consensus policy needing two users) is recorded, signed and sent
+// only once that approval arrives, and lands (test/helpers/approvals.ts sets the approvers up).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
