@@ -9,10 +9,7 @@
 // SEND_TRANSACTION_STATUS_UPDATES events, each signature checked with @turnkey/crypto. A send that
 // waits for a second approval (a consensus policy needing two users) is recorded, signed and sent
 // only once that approval arrives, and lands (test/helpers/approvals.ts sets the approvers up).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import {
   MINT_SIZE,
@@ -27,6 +24,7 @@ import {
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { execSql } from '../helpers/db-snapshot.js';
 import { approve, twoApprovers } from '../helpers/approvals.js';
+import { receiveSendEvents, type SendEvents } from '../helpers/send-events.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { startSolanaNode, type SolanaNode } from '../helpers/solana-rpc.js';
 
@@ -41,9 +39,8 @@ let connection: Connection;
 /** The fee payer and a second signer, both Sigil wallet accounts. */
 let payer: PublicKey;
 let cosigner: PublicKey;
-let receiver: Server;
-const events: any[] = [];
-let badSignatures = 0;
+/** The webhook receiver of SEND_TRANSACTION_STATUS_UPDATES (signatures checked). */
+let receiver: SendEvents;
 /** A local mint (its authority a test key, not Sigil's) with 1,000 tokens in the payer's token account. */
 const mintAuthority = Keypair.generate();
 const mint = Keypair.generate();
@@ -85,26 +82,7 @@ beforeAll(async () => {
   });
   orgId = sigil.root.organizationId;
   connection = new Connection(node.url, 'confirmed');
-  const { webhookVerificationKey: key } = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const check = verifyTurnkeyWebhookSignature({ headers: req.headers as Record<string, string>, body, verificationKeys: [key], maxTimestampAgeMs: 5 * 60_000 });
-      if (!check.ok) badSignatures++;
-      else if (req.headers['x-turnkey-event-type'] === 'SEND_TRANSACTION_STATUS_UPDATES') events.push(JSON.parse(body.toString('utf8')));
-      res.statusCode = check.ok ? 200 : 401;
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  await httpClient(sigil).createWebhookEndpoint({
-    type: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT',
-    timestampMs: String(Date.now()),
-    organizationId: orgId,
-    parameters: { name: 'transactions', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tx`, subscriptions: [{ eventType: 'SEND_TRANSACTION_STATUS_UPDATES' }] },
-  } as never);
+  receiver = await receiveSendEvents(sigil);
   const account = (i: number) => ({ curve: 'CURVE_ED25519', pathFormat: 'PATH_FORMAT_BIP32', path: `m/44'/501'/${i}'/0'`, addressFormat: 'ADDRESS_FORMAT_SOLANA' }) as const;
   const w = await sdkServerClient(sigil).createWallet({ walletName: 'solana sender', accounts: [account(0), account(1)] });
   payer = new PublicKey(w.addresses[0]);
@@ -128,7 +106,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (sigil) await sigil.stop();
   await node?.close();
-  receiver?.close();
+  await receiver?.close();
 });
 
 describe('sol_send_transaction', () => {
@@ -431,7 +409,7 @@ describe('SEND_TRANSACTION_STATUS_UPDATES for Solana sends', () => {
     const status = await finalStatus(id);
     let mine: any[] = [];
     for (;;) {
-      mine = [...new Map(events.filter((e) => e.msg.sendTransactionStatusId === id).map((e) => [e.msg.idempotencyKey, e])).values()];
+      mine = [...new Map(receiver.events.filter((e) => e.msg.sendTransactionStatusId === id).map((e) => [e.msg.idempotencyKey, e])).values()];
       if (mine.some((e) => e.msg.txStatus === 'INCLUDED')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -440,6 +418,6 @@ describe('SEND_TRANSACTION_STATUS_UPDATES for Solana sends', () => {
       expect(e.msg).toMatchObject({ organizationId: orgId, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', from: payer.toBase58(), nonce: null, solana: { signature: (status as any).solana.signature } });
       expect(e.msg.eth).toBeUndefined();
     }
-    expect(badSignatures).toBe(0);
+    expect(receiver.badSignatures()).toBe(0);
   });
 });

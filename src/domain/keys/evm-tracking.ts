@@ -10,7 +10,7 @@
 // send (eth_send_raw_transaction), when it is not mined within SIGIL_EVM_RAW_SEND_TTL_SECONDS.
 import { EvmRpcError, type EvmRpc } from '../../delivery/evm-rpc.js';
 import type { Repositories, SendTransactionRow } from '../../store/index.js';
-import { TX_STATUS, type ChainTracking, type ChainTrackingDeps, type RevertChainEntry, type TxError } from './send-tracking.js';
+import { TX_STATUS, handOver, type ChainTracking, type ChainTrackingDeps, type RevertChainEntry, type TxError } from './send-tracking.js';
 
 const ERROR_STRING = '0x08c379a0';
 const PANIC = '0x4e487b71';
@@ -62,24 +62,18 @@ export class EvmTracking implements ChainTracking {
   async broadcast(row: SendTransactionRow): Promise<void> {
     const rpc = this.deps.rpcs.get(row.caip2);
     if (!rpc) return;
-    try {
-      await rpc.sendRawTransaction(row.signed_transaction);
-    } catch (err) {
-      if (!(err instanceof EvmRpcError) || err.code === undefined) {
-        this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'broadcast: node unreachable, will retry');
-        return;
-      }
-      // Two processes' trackers may hand over the same recorded transaction at once: the node mines
-      // the first (at once on an automining node) and refuses the second ("nonce too low"). A
-      // refusal of a transaction the node already holds or has mined is not a refusal.
-      if (!ALREADY_KNOWN.test(err.message) && !(await this.nodeHolds(rpc, row))) {
-        await this.deps.recorder.transaction(async (repos) => {
-          if (await this.deps.recorder.record(repos, row, TX_STATUS.INITIALIZED, TX_STATUS.FAILED, { error: { message: `the node refused the transaction: ${err.message}` } })) {
-            await this.giveBackNonce(repos, row);
-          }
-        });
-        return;
-      }
+    const answer = await handOver(() => rpc.sendRawTransaction(row.signed_transaction), row, this.deps.log);
+    if (answer === 'unreachable') return;
+    // Two processes' trackers may hand over the same recorded transaction at once: the node mines
+    // the first (at once on an automining node) and refuses the second ("nonce too low"). A
+    // refusal of a transaction the node already holds or has mined is not a refusal.
+    if (answer !== 'taken' && !ALREADY_KNOWN.test(answer.message) && !(await this.nodeHolds(rpc, row))) {
+      await this.deps.recorder.transaction(async (repos) => {
+        if (await this.deps.recorder.record(repos, row, TX_STATUS.INITIALIZED, TX_STATUS.FAILED, { error: { message: `the node refused the transaction: ${answer.message}` } })) {
+          await this.giveBackNonce(repos, row);
+        }
+      });
+      return;
     }
     await this.deps.recorder.change(row, TX_STATUS.INITIALIZED, TX_STATUS.BROADCASTING);
   }

@@ -255,6 +255,29 @@ export interface ChainTrackingDeps<Rpc> {
   log?: { warn(obj: object, msg: string): void };
 }
 
+/** A node's answer with a JSON-RPC error code (the chains' clients throw one): it refused, or already has it. */
+export type NodeRefusal = Error & { code: number };
+
+/**
+ * Hands a signed transaction to its node through `submit`: 'taken', its refusal (for the chain to
+ * judge: some refusals mean the node already has it), or 'unreachable' when it could not be asked
+ * (logged; the send stays as it is, for the tracker's next pass).
+ */
+export async function handOver(
+  submit: () => Promise<unknown>,
+  row: SendTransactionRow,
+  log: ChainTrackingDeps<unknown>['log'],
+): Promise<'taken' | 'unreachable' | NodeRefusal> {
+  try {
+    await submit();
+    return 'taken';
+  } catch (err) {
+    if (err instanceof Error && typeof (err as { code?: unknown }).code === 'number') return err as NodeRefusal;
+    log?.warn({ sendTransactionStatusId: row.id, caip2: row.caip2, err: (err as Error).message }, 'send: node unreachable, will retry');
+    return 'unreachable';
+  }
+}
+
 export interface SendTrackerDeps {
   recorder: SendRecorder;
   /** What the tracker polls through (Store.background: off the request path's connections). */

@@ -10,9 +10,9 @@
 // Solana nodes drop what they cannot place.
 import { base58 } from '@scure/base';
 import { parseSolanaTransaction } from '../../chains/transactions.js';
-import { SolanaRpcError, type SolanaRpc } from '../../delivery/solana-rpc.js';
+import type { SolanaRpc, SolanaRpcError } from '../../delivery/solana-rpc.js';
 import type { SendTransactionRow } from '../../store/index.js';
-import { TX_STATUS, type ChainTracking, type ChainTrackingDeps, type TxError, type TxStatus } from './send-tracking.js';
+import { TX_STATUS, handOver, type ChainTracking, type ChainTrackingDeps, type TxError, type TxStatus } from './send-tracking.js';
 
 /** `rpcs` is keyed by the clusters' canonical CAIP-2 ids, as their sends are recorded. */
 export class SolanaTracking implements ChainTracking {
@@ -32,17 +32,11 @@ export class SolanaTracking implements ChainTracking {
   async broadcast(row: SendTransactionRow, from: TxStatus = TX_STATUS.INITIALIZED): Promise<void> {
     const rpc = this.deps.rpcs.get(row.caip2);
     if (!rpc) return;
-    try {
-      await rpc.sendTransaction(row.signed_transaction);
-    } catch (err) {
-      if (!(err instanceof SolanaRpcError) || err.code === undefined) {
-        this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'solana send: node unreachable, will retry');
-        return;
-      }
-      if (!/already been processed|AlreadyProcessed/i.test(err.message + JSON.stringify(err.data?.err ?? ''))) {
-        await this.deps.recorder.change(row, from, TX_STATUS.FAILED, { error: refusal(err) });
-        return;
-      }
+    const answer = await handOver(() => rpc.sendTransaction(row.signed_transaction), row, this.deps.log);
+    if (answer === 'unreachable') return;
+    if (answer !== 'taken' && !/already been processed|AlreadyProcessed/i.test(answer.message + JSON.stringify((answer as SolanaRpcError).data?.err ?? ''))) {
+      await this.deps.recorder.change(row, from, TX_STATUS.FAILED, { error: refusal(answer as SolanaRpcError) });
+      return;
     }
     if (from === TX_STATUS.INITIALIZED) await this.deps.recorder.change(row, from, TX_STATUS.BROADCASTING);
   }
