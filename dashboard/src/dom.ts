@@ -75,6 +75,22 @@ export function time(ts: { seconds?: string } | undefined): string {
   return new Date(s * 1000).toLocaleString();
 }
 
+/**
+ * An amount in base units (a decimal string, as chain data gives it) in whole units with thousands
+ * separators: ("1200000000", 6) → "1,200". Exact for any size (BigInt, never a float). Without
+ * `decimals` the base units themselves are shown, grouped the same way.
+ */
+export function formatUnits(amount: string, decimals?: number): string {
+  if (!/^-?\d+$/.test(amount)) return amount;
+  const negative = amount.startsWith('-');
+  const digits = (negative ? amount.slice(1) : amount).replace(/^0+(?=\d)/, '');
+  const d = decimals !== undefined && Number.isInteger(decimals) && decimals > 0 ? decimals : 0;
+  const padded = digits.padStart(d + 1, '0');
+  const whole = padded.slice(0, padded.length - d).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = padded.slice(padded.length - d).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
 /** Short names for enum values: ACTIVITY_STATUS_CONSENSUS_NEEDED → Consensus needed. */
 export function pretty(value: string, prefix: string): string {
   const s = value.startsWith(prefix) ? value.slice(prefix.length) : value;

@@ -8,7 +8,7 @@
 // profile may submit only the activities its profile's scope allows (checkSessionScope).
 import { activityKeyword, consensusKeywords, consensusKeywordsFrom, loadConsensusRecords } from '../domain/governance/policy-context.js';
 import type { Caller, OperationContext } from '../domain/context.js';
-import { loadCompiledPolicies } from '../domain/governance/policies.js';
+import { loadCompiledPolicies, type CompiledPolicy } from '../domain/governance/policies.js';
 import { sessionScope } from '../domain/identity/session-profiles.js';
 import { ADDS_CREDENTIAL, type AddedCredential } from '../domain/identity/mfa-policies.js';
 import { SigilError, notAuthorized, permissionDenied } from '../errors/errors.js';
@@ -190,10 +190,15 @@ async function decideIn(input: DecisionInput): Promise<Decision> {
   const policies = await loadCompiledPolicies(repos, org.id);
   let decision: 'allow' | 'deny' | 'consensus' | 'none' = 'none';
   let evaluations = none;
+  let contexts: PolicyContext[] = [];
   if (policies.length > 0) {
     const shared = { activity: activityOf(input), ...(await consensusKeywords(repos, org.id, votes)), time: { now: new Date(input.now) } };
-    const contexts = (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
+    contexts = (await ownContexts(input)).map((c) => ({ ...c, ...shared }));
     ({ decision, evaluations } = evaluatePoliciesForEach(policies, contexts));
+  }
+  if (decision === 'deny' || decision === 'none') {
+    const unsimulated = withoutSimulation(policies, evaluations, contexts);
+    if (unsimulated) return { outcome: 'deny', error: permissionDenied(unsimulated, evaluations), evaluations };
   }
   if (decision === 'deny') return { outcome: 'deny', error: explicitDenial(), evaluations };
   if (decision === 'allow') return { outcome: 'allow', evaluations };
@@ -205,6 +210,20 @@ async function decideIn(input: DecisionInput): Promise<Decision> {
     error: permissionDenied(`no policy allows ${type} for user ${input.submitter.user.id}`, evaluations),
     evaluations,
   };
+}
+
+/**
+ * Why the activity is refused when a policy that reads `simulation.*` failed on a transaction that
+ * was not simulated (docs/policies.md "Simulation before approval"): the refusal names the policy and
+ * the simulation's status and reason, rather than a bare denial. Undefined otherwise.
+ */
+function withoutSimulation(policies: CompiledPolicy[], evaluations: PolicyEvaluation[], contexts: PolicyContext[]): string | undefined {
+  const missing = contexts.map((c) => c.simulation).find((s) => s !== undefined && s.status !== 'SIMULATED');
+  if (!missing) return undefined;
+  const reads = (p: CompiledPolicy) => [p.condition, p.consensus, p.time].some((e) => e?.keywords.has('simulation'));
+  const failed = policies.find((p, i) => reads(p) && (evaluations[i]?.outcome === 'OUTCOME_ERROR' || evaluations[i]?.outcome === 'OUTCOME_DENY_EXPLICIT'));
+  if (!failed) return undefined;
+  return `policy ${failed.id} (${failed.name}) reads simulation.*, and this transaction's simulation is ${missing.status}${missing.reason ? `: ${missing.reason}` : ''}; a policy on the simulation never passes without one`;
 }
 
 /**

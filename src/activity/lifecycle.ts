@@ -9,6 +9,7 @@ import { release, type Reservation } from '../domain/keys/velocity-limits.js';
 import type { ActivityContext, OperationContext, Services } from '../domain/context.js';
 import { endpointsFor, type EventEndpoint } from '../domain/governance/webhooks.js';
 import { newId } from '../domain/ids.js';
+import { sealForOrganization } from '../domain/keys/organization-keys.js';
 import { SigilError, permissionDenied } from '../errors/errors.js';
 import type { ActivityDeclaration } from '../operations/define.js';
 import type { ActivityTypeBinding } from '../operations/registry.js';
@@ -95,6 +96,7 @@ function newRow(s: Submission, status: string, intent: unknown, result: string |
     failure: null,
     pending_parameters: null,
     app_proofs: null,
+    simulation: null,
     user_id: base.caller.user.id,
     timestamp_ms: s.timestampMs,
     created_at: base.now,
@@ -264,6 +266,7 @@ export class ActivityLifecycle {
   private async record(a: NewActivity): Promise<void> {
     const { s } = a;
     const { store } = this.deps;
+    await this.recordSimulation(a);
     const waiting = this.waitsFor(a);
     if (waiting) return this.recordWaiting(a, waiting);
     if (s.decl.prepare) {
@@ -291,10 +294,22 @@ export class ActivityLifecycle {
     });
   }
 
+  /**
+   * The simulation of its target, kept in its row when one ran (docs/policies.md "Simulation before
+   * approval"): approvers see what it was simulated to do when it was submitted, at which block.
+   */
+  private async recordSimulation(a: NewActivity): Promise<void> {
+    const of = a.s.decl.simulation;
+    if (!of) return;
+    const simulation = of(await a.loaded());
+    if (simulation && simulation.status !== 'NOT_SIMULATED') a.row.simulation = JSON.stringify(simulation);
+  }
+
   /** Recorded waiting, its parameters sealed to its row; a wait for authenticators gives its velocity counts back (the approval that completes it measures again). */
   private async recordWaiting(a: NewActivity, status: string): Promise<void> {
     a.row.status = status;
-    a.row.pending_parameters = this.deps.services.barrier.seal(Buffer.from(JSON.stringify(a.s.params)), PENDING_AT(a.row.id));
+    // Sealed with the organization's key: its waiting parameters (an import bundle, say) are shredded with it.
+    a.row.pending_parameters = await sealForOrganization(this.deps.services.barrier, this.deps.store.repos, a.row.organization_id, a.row.created_at, Buffer.from(JSON.stringify(a.s.params)), PENDING_AT(a.row.id));
     await this.deps.store.commitRecords(this.recordsOf(a));
     if (status === ActivityStatus.AUTHENTICATORS_NEEDED) await this.giveBack(a);
   }

@@ -72,10 +72,13 @@ export class Votes {
           ? await this.applyAuthenticator(repos, current, operation, base, selection, message, loaded)
           : await this.applyVote(repos, current, operation, base, selection, message, loaded);
       // The entry describes the activity as the vote left it (its status, result or failure).
-      const after = (await repos.activities.get(target.organization_id, target.id))!;
+      // An activity that deleted its own organization (delete_sub_organization, run by this vote)
+      // took its rows with it: it completed, and the organization's endpoints went with them.
+      const kept = await repos.activities.get(target.organization_id, target.id);
+      const after = kept ?? { ...current, status: ActivityStatus.COMPLETED };
       appendAudit(repos, voteEntry({ target: after, vote, actor: actorOf(base.caller), time: base.now }));
       // The vote that ends the wait changes the activity's status: its event commits with it.
-      if (endpoints.length > 0 && after.status !== current.status) {
+      if (kept && endpoints.length > 0 && after.status !== current.status) {
         const votes = await repos.activities.votes([after.id]);
         await repos.webhooks.insertDeliveries(activityEvents(endpoints, after, votes, await this.deps.records.voters(votes, repos), base.now));
       }

@@ -11,6 +11,7 @@ import { includedInConsensus, loaderOf, type DecisionInput, type Loaded } from '
 import { PENDING_AT, voteOf } from './recording.js';
 import { submitterOf } from './submitter.js';
 import type { Caller } from '../domain/context.js';
+import { openForOrganization } from '../domain/keys/organization-keys.js';
 
 /** An activity type's operation: its declaration and how its type value binds to it. */
 export interface Operation {
@@ -30,8 +31,8 @@ export class WaitingActivities {
   ) {}
 
   /** The parameters a waiting activity was submitted with (sealed while it waits). */
-  parametersOf(target: ActivityRow): Record<string, unknown> {
-    return JSON.parse(this.barrier.open(target.pending_parameters!, PENDING_AT(target.id)).toString('utf8'));
+  async parametersOf(repos: Repositories, target: ActivityRow): Promise<Record<string, unknown>> {
+    return JSON.parse((await openForOrganization(this.barrier, repos, target.organization_id, target.pending_parameters!, PENDING_AT(target.id))).toString('utf8'));
   }
 
   /**
@@ -39,7 +40,7 @@ export class WaitingActivities {
    * far; its target is `loaded` when given (a vote loads it before its transaction), else loaded on use.
    */
   async input(repos: Repositories, target: ActivityRow, decl: ActivityDeclaration, base: Omit<OperationContext, 'repos'>, votes: VoteRow[], loaded?: Loaded): Promise<WaitingInput> {
-    const params = this.parametersOf(target);
+    const params = await this.parametersOf(repos, target);
     const submitter = await submitterOf(repos, target, votes);
     const hookContext = { ...base, caller: submitter, repos };
     return { repos, decl, type: target.type, org: base.organization, submitter, params, votes, now: base.now, hookContext, loaded: loaded ?? loaderOf(decl, hookContext, params) };
@@ -55,7 +56,8 @@ export class WaitingActivities {
     if (!operation || !target.pending_parameters || ctx.caller.organizationId !== target.organization_id) return false;
     // Reads never ask a chain's node: an activity whose target needs it (a send) keeps the record's
     // own canApprove, and the vote itself is judged in full.
-    if (operation.decl.loadCallsNode) return true;
+    const callsNode = operation.decl.loadCallsNode;
+    if (callsNode === true || (typeof callsNode === 'function' && callsNode(ctx, this.parametersOf(target)))) return true;
     try {
       const input = await this.input(ctx.repos, target, operation.decl, ctx, votes);
       return await includedInConsensus({ ...input, voter: voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now) });

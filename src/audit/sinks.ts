@@ -3,10 +3,11 @@
 // stream's end together with the checkpoints that cover it unnoticed: `sigil audit verify
 // --checkpoints <sink file>` checks the streams against these copies too. The file sink appends one
 // JSON line per checkpoint, in the export's `{"checkpoint": {…}}` form, flushed to disk each time; the
-// syslog sink sends it as an RFC 5424 message (UDP), the HTTP sink POSTs it as JSON. Network sinks
+// syslog sink sends it as an RFC 5424 message (UDP, or TCP framed as RFC 6587 says), the HTTP sink POSTs it as JSON. Network sinks
 // send in the background, in order, never while a database transaction waits on them.
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
+import { createConnection, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import type { AuditCheckpointRow } from '../store/index.js';
 
@@ -95,30 +96,89 @@ export function httpSink(url: string, onError: (err: unknown) => void): AuditSin
 }
 
 /**
- * Sends each checkpoint to a syslog server (SIGIL_AUDIT_SINK_SYSLOG, `udp://host:port`) as an RFC 5424
- * message: facility log audit (13), severity informational (6), app-name sigil, msgid audit.
+ * Sends each checkpoint to a syslog server (SIGIL_AUDIT_SINK_SYSLOG) as an RFC 5424 message: facility
+ * log audit (13), severity informational (6), app-name sigil, msgid audit. `udp://host:port` sends one
+ * datagram per message; `tcp://host:port` keeps one connection and frames each message by octet
+ * counting (RFC 6587: its length in bytes, a space, the message), reconnecting after an error: in
+ * order, without a datagram's size limit, and a server that is down is seen as refusing (fail closed)
+ * where UDP would drop messages silently.
  */
 export function syslogSink(url: string, onError: (err: unknown) => void): AuditSink {
   const u = new URL(url);
-  if (u.protocol !== 'udp:' || !u.port) throw new Error(`SIGIL_AUDIT_SINK_SYSLOG must be udp://host:port, got ${url}`);
+  if ((u.protocol !== 'udp:' && u.protocol !== 'tcp:') || !u.port) throw new Error(`SIGIL_AUDIT_SINK_SYSLOG must be udp://host:port or tcp://host:port, got ${url}`);
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
-  socket.unref();
+  const transport = u.protocol === 'tcp:' ? tcpTransport(host, Number(u.port)) : udpTransport(host, Number(u.port));
   const me = hostname() || '-';
-  const sink = queued(
-    (text) =>
-      new Promise<void>((resolve, reject) => {
-        const msg = `<${13 * 8 + 6}>1 ${new Date().toISOString()} ${me} sigil ${process.pid} audit - ${text}`;
-        socket.send(msg, Number(u.port), host, (err) => (err ? reject(err) : resolve()));
-      }),
-    onError,
-  );
+  const sink = queued((text) => transport.send(Buffer.from(`<${13 * 8 + 6}>1 ${new Date().toISOString()} ${me} sigil ${process.pid} audit - ${text}`)), onError);
   return {
     accepting: () => sink.accepting(),
     write: (c) => sink.write(c),
     async close() {
       await sink.close();
-      socket.close();
+      transport.close();
+    },
+  };
+}
+
+interface SyslogTransport {
+  send(message: Buffer): Promise<void>;
+  close(): void;
+}
+
+function udpTransport(host: string, port: number): SyslogTransport {
+  const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+  socket.unref();
+  return {
+    send: (message) => new Promise<void>((resolve, reject) => socket.send(message, port, host, (err) => (err ? reject(err) : resolve()))),
+    close: () => socket.close(),
+  };
+}
+
+/** One connection at a time, opened on the first message and again after it closed or failed. */
+function tcpTransport(host: string, port: number): SyslogTransport {
+  let current: Promise<Socket> | undefined;
+  const connection = (): Promise<Socket> => {
+    if (current) return current;
+    const socket = createConnection({ host, port });
+    const connected = new Promise<Socket>((resolve, reject) => {
+      const fail = (err: Error) => {
+        socket.destroy();
+        reject(err);
+      };
+      socket.setTimeout(5_000, () => fail(new Error(`the syslog server ${host}:${port} did not answer in 5 s`)));
+      socket.once('error', fail);
+      socket.once('connect', () => {
+        socket.setTimeout(0);
+        socket.off('error', fail);
+        socket.setNoDelay(true);
+        socket.unref();
+        resolve(socket);
+      });
+    });
+    current = connected;
+    // Closed or broken, by either side: the next message connects again.
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => {
+      if (current === connected) current = undefined;
+    });
+    return connected;
+  };
+  return {
+    async send(message) {
+      const socket = await connection();
+      await new Promise<void>((resolve, reject) =>
+        socket.write(Buffer.concat([Buffer.from(`${message.length} `), message]), (err) => {
+          if (!err) return resolve();
+          socket.destroy();
+          reject(err);
+        }),
+      );
+    },
+    close() {
+      void current?.then(
+        (s) => s.end(),
+        () => undefined,
+      );
     },
   };
 }

@@ -16,16 +16,66 @@ export interface SealedLocation {
   column: string;
 }
 
-function aadOf(loc: SealedLocation): Buffer {
+/**
+ * The first additional-data format, `sigil:<table>:<row>:<column>`: ambiguous once a part contains
+ * ':' ((a, "b:c", d) and ("a:b", c, d) read alike), so it is only ever used to open ciphertexts
+ * sealed before the second format, and never at a location where a part contains ':' (only there can
+ * two locations share it, so refusing those closes the ambiguity for the ciphertexts still in it).
+ */
+function legacyAadOf(loc: SealedLocation): Buffer {
+  if ([loc.table, loc.rowId, loc.column].some((part) => part.includes(':'))) {
+    throw new Error('barrier: a ciphertext of the first format cannot be opened at a location whose table, row or column contains ":"');
+  }
   return Buffer.from(`sigil:${loc.table}:${loc.rowId}:${loc.column}`);
 }
 
+/**
+ * The additional-data format of every new seal, named by the format byte that starts the sealed
+ * body: a fixed label, the format byte, then table, row and column, each as a 4-byte big-endian
+ * length and its UTF-8 bytes. Lengths make it injective: two different locations never share it.
+ */
+const AAD_FORMAT = 1;
+const AAD_LABEL = Buffer.from('sigil:barrier:aad');
+
+export function locationAad(loc: SealedLocation): Buffer {
+  const parts: Buffer[] = [AAD_LABEL, Buffer.of(AAD_FORMAT)];
+  for (const part of [loc.table, loc.rowId, loc.column]) {
+    const bytes = Buffer.from(part, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(bytes.length);
+    parts.push(length, bytes);
+  }
+  return Buffer.concat(parts);
+}
+
 function seal(key: Buffer, plaintext: Uint8Array, aad: Buffer): string {
+  return `${VERSION}:${sealBody(key, plaintext, aad)}`;
+}
+
+/** base64 of `[prefix] | nonce | ciphertext | tag`. */
+function sealBody(key: Buffer, plaintext: Uint8Array, aad: Buffer, prefix: Buffer = Buffer.alloc(0)): string {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(aad);
   const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return `${VERSION}:${Buffer.concat([nonce, ct, cipher.getAuthTag()]).toString('base64')}`;
+  return Buffer.concat([prefix, nonce, ct, cipher.getAuthTag()]).toString('base64');
+}
+
+/**
+ * A secret sealed at a location: base64 of the format byte, then nonce | ciphertext | tag, with the
+ * length-prefixed additional data (the format byte is part of it, so it cannot be swapped).
+ */
+function sealAt(key: Buffer, plaintext: Uint8Array, loc: SealedLocation): string {
+  return sealBody(key, plaintext, locationAad(loc), Buffer.of(AAD_FORMAT));
+}
+
+/** Opens a body of `sealAt` (`formatted`) or of the first format. */
+function openAt(key: Buffer, body: string, loc: SealedLocation, formatted: boolean): Buffer {
+  if (!formatted) return openBody(key, body, legacyAadOf(loc));
+  const raw = Buffer.from(body, 'base64');
+  if (raw.length < 29) throw new Error('barrier: ciphertext too short');
+  if (raw[0] !== AAD_FORMAT) throw new Error('barrier: unknown ciphertext format');
+  return openRaw(key, raw.subarray(1), locationAad(loc));
 }
 
 function open(key: Buffer, sealed: string, aad: Buffer): Buffer {
@@ -35,7 +85,10 @@ function open(key: Buffer, sealed: string, aad: Buffer): Buffer {
 }
 
 function openBody(key: Buffer, body: string, aad: Buffer): Buffer {
-  const raw = Buffer.from(body, 'base64');
+  return openRaw(key, Buffer.from(body, 'base64'), aad);
+}
+
+function openRaw(key: Buffer, raw: Buffer, aad: Buffer): Buffer {
   if (raw.length < 28) throw new Error('barrier: ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
   decipher.setAAD(aad);
@@ -68,18 +121,32 @@ export interface OrganizationKeyRecord {
   wrappedKey: string;
 }
 
-/** Ciphertexts under an organization's key: `v2:<organization id>.<key id>:<nonce|ct|tag>`. */
+/**
+ * Ciphertexts of secrets at a location, by prefix: `v1:<body>` (the deployment's key) and
+ * `v2:<organization id>.<key id>:<body>` (an organization's key) use the first additional-data format;
+ * `v3:<body>` and `v3:<organization id>.<key id>:<body>` (every new seal) start their body with the
+ * format byte of the length-prefixed one. Base64 holds no ':', so a second ':' means a named key.
+ */
 const ORG_VERSION = 'v2';
+const FORMATTED = 'v3';
 const orgKeyAad = (organizationId: string, keyId: string) => Buffer.from(`sigil:barrier:organization-key:v1:${organizationId}:${keyId}`);
 
-/** The organization and key a `v2` ciphertext names; undefined for the deployment's `v1`. */
-export function sealedKeyOf(sealed: string): { organizationId: string; keyId: string; body: string } | undefined {
-  if (!sealed.startsWith(`${ORG_VERSION}:`)) return undefined;
-  const end = sealed.indexOf(':', ORG_VERSION.length + 1);
+/** The organization and key a ciphertext names; undefined for one under the deployment's key. */
+export function sealedKeyOf(sealed: string): { organizationId: string; keyId: string; body: string; formatted: boolean } | undefined {
+  const formatted = sealed.startsWith(`${FORMATTED}:`);
+  if (!formatted && !sealed.startsWith(`${ORG_VERSION}:`)) return undefined;
+  const end = sealed.indexOf(':', 3);
+  if (formatted && end < 0) return undefined;
   const dot = sealed.lastIndexOf('.', end);
-  if (end < 0 || dot <= ORG_VERSION.length) throw new Error('barrier: unknown ciphertext format');
-  return { organizationId: sealed.slice(ORG_VERSION.length + 1, dot), keyId: sealed.slice(dot + 1, end), body: sealed.slice(end + 1) };
+  if (end < 0 || dot <= 3) throw new Error('barrier: unknown ciphertext format');
+  return { organizationId: sealed.slice(3, dot), keyId: sealed.slice(dot + 1, end), body: sealed.slice(end + 1), formatted };
 }
+
+/**
+ * How ciphertexts of the first additional-data format start, under the deployment's key and an
+ * organization's: what in-place re-sealing looks for (every new seal of a secret at a location is `v3`).
+ */
+export const FIRST_FORMAT_PREFIXES = [`${VERSION}:`, `${ORG_VERSION}:`] as const;
 
 /**
  * Unwrapped organization keys of this process, by key id, least recently used first: bounded so
@@ -163,11 +230,16 @@ export class Barrier {
   }
 
   seal(plaintext: Uint8Array, loc: SealedLocation): string {
-    return seal(this.key(), plaintext, aadOf(loc));
+    return `${FORMATTED}:${sealAt(this.key(), plaintext, loc)}`;
   }
 
+  /** Opens a ciphertext the deployment's key sealed at `loc`, in either additional-data format. */
   open(sealed: string, loc: SealedLocation): Buffer {
-    return open(this.key(), sealed, aadOf(loc));
+    const colon = sealed.indexOf(':');
+    const version = sealed.slice(0, colon);
+    const body = sealed.slice(colon + 1);
+    if (colon < 0 || !body || body.includes(':') || (version !== VERSION && version !== FORMATTED)) throw new Error('barrier: unknown ciphertext format');
+    return openAt(this.key(), body, loc, version === FORMATTED);
   }
 
   /** A fresh data key for an organization, wrapped by the deployment's, to store. */
@@ -209,8 +281,8 @@ export class Barrier {
   }
 
   /**
-   * The sealer of one organization: seals with `current` (when given) and opens both its own `v2`
-   * ciphertexts, with the keys in `keys`, and `v1` ones the deployment key sealed before migration 032.
+   * The sealer of one organization: seals with `current` (when given) and opens both its own
+   * ciphertexts, with the keys in `keys`, and those the deployment key sealed before migration 032.
    */
   forOrganization(organizationId: string, keys: Map<string, Buffer>, current?: string): SecretSealer {
     return {
@@ -218,7 +290,7 @@ export class Barrier {
         const key = current ? keys.get(current) : undefined;
         if (!current || !key) throw new Error(`barrier: no data key for organization ${organizationId}`);
         this.key();
-        return `${ORG_VERSION}:${organizationId}.${current}:${seal(key, plaintext, aadOf(loc)).slice(VERSION.length + 1)}`;
+        return `${FORMATTED}:${organizationId}.${current}:${sealAt(key, plaintext, loc)}`;
       },
       open: (sealed, loc) => {
         const named = sealedKeyOf(sealed);
@@ -228,7 +300,7 @@ export class Barrier {
         if (named.organizationId !== organizationId || !key) {
           throw new Error(`barrier: the data key ${named.keyId} of organization ${named.organizationId} is not available (destroyed with its organization?)`);
         }
-        return openBody(key, named.body, aadOf(loc));
+        return openAt(key, named.body, loc, named.formatted);
       },
     };
   }

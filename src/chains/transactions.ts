@@ -5,7 +5,7 @@
 // Pure: no I/O; keys arrive as signer callbacks (signer.ts).
 
 import { TransactionError } from './errors.js';
-import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction, type EthTxPolicy } from './ethereum/tx.js';
+import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction, type EthTxPolicy, type EthereumTransaction } from './ethereum/tx.js';
 import { parseSolanaTransaction, signSolanaTransaction, solanaTxPolicyFields, type SolanaTxPolicy } from './solana/tx.js';
 import { parseTronTransaction, signTronTransaction, tronTxPolicyFields, type TronTxPolicy } from './tron/tx.js';
 import { bitcoinTxPolicyFields, parseBitcoinPsbt, signBitcoinPsbt, type BitcoinNetwork, type BitcoinTxPolicy } from './bitcoin/psbt.js';
@@ -58,6 +58,8 @@ export interface ParsedTransaction {
   policy: PolicyTransaction;
   /** Signs the parsed bytes; returns `signedTransaction` (hex, no 0x). */
   sign(key: TxSigningKey): string;
+  /** The Ethereum transaction itself, for what reads more than its policy fields (a simulation). */
+  ethereum?: EthereumTransaction;
 }
 
 function need<T>(v: T | undefined, what: string): T {
@@ -89,6 +91,7 @@ export function parseTransaction(type: TransactionType | string, unsignedTransac
         type,
         policy: { keyword: 'eth.tx', value: ethTxPolicyFields(tx, ctx.signerAddress) },
         sign: (key) => signEthereumTransaction(tx, need(key.secp256k1, 'secp256k1')),
+        ethereum: tx,
       };
     }
     case 'TRANSACTION_TYPE_SOLANA': {

@@ -8,8 +8,10 @@ import { ActivityRecords } from '../activity/reader.js';
 import { WaitingActivities } from '../activity/waiting.js';
 import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type Config } from '../config/config.js';
 import { Broadcasting } from '../domain/keys/broadcasting.js';
+import { EvmSimulator, TransactionSimulators } from '../domain/keys/simulation.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
 import { SendRecorder } from '../domain/keys/send-tracking.js';
+import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
 import { ProcessCustody, urlOf, type Serving, type ServingOptions } from './custody.js';
@@ -121,6 +123,14 @@ export async function openServing({ config, logger, sink, store, deployment, por
     settings: config.webhooks,
     log: (fields, message) => logger.warn(fields, message),
   });
+  // Secrets sealed before per-organization keys, or in the first additional-data format, are sealed
+  // again under their organization's key, in the background (docs/operator-guide.md "Custody").
+  const resealer = new Resealer({
+    barrier: deployment.barrier,
+    repos: store.background,
+    transaction: (fn) => store.transaction(fn),
+    log: (level, fields, message) => logger[level](fields, message),
+  });
   const registry = new Registry();
   registry.compileSchemas();
   // Voters' user records, one per user, kept by the read cache while the organization is unchanged.
@@ -167,6 +177,20 @@ export async function openServing({ config, logger, sink, store, deployment, por
       wake: () => dispatcher.wake(),
     },
   };
+  // Simulation before approval (docs/policies.md "Simulation before approval"): one simulator per
+  // transaction type; the Solana one registers here the same way.
+  services.simulators = new TransactionSimulators();
+  if (config.evmSimulationMethod !== 'off') {
+    services.simulators.register(
+      new EvmSimulator({
+        rpcUrls: config.evmRpcUrls,
+        rpcSetting: evmRpcSetting,
+        rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
+        timeoutMs: config.evmSimulationTimeoutMs,
+        method: config.evmSimulationMethod,
+      }),
+    );
+  }
   // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the same table and recorder as the EVM sends'.
   services.solanaSends = new SolanaSends({
     repos: store.repos,
@@ -278,6 +302,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
       logger.info({ store: store.dialect, location: store.location }, 'sigil started');
       services.broadcasting?.tracker.start();
       services.solanaSends?.tracker.start();
+      resealer.start();
     },
     close: async (timeoutMs, onDrained) => {
       // Stop accepting, let in-flight requests finish; the database stays open.
@@ -287,6 +312,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
       await services.solanaSends?.tracker.stop();
       // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
       await dispatcher.stop();
+      await resealer.stop();
       // The stream's last entries get their checkpoint while the key that signs it is still here.
       await store.checkpoint().catch(() => undefined);
       return drained;

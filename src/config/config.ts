@@ -36,7 +36,7 @@ export interface Config {
   auditSinkFile: string | undefined;
   /** An HTTP endpoint every checkpoint is POSTed to as JSON (SIGIL_AUDIT_SINK_HTTP). */
   auditSinkHttp: string | undefined;
-  /** A syslog server every checkpoint is sent to as an RFC 5424 message (SIGIL_AUDIT_SINK_SYSLOG, udp://host:port). */
+  /** A syslog server every checkpoint is sent to as an RFC 5424 message (SIGIL_AUDIT_SINK_SYSLOG, udp://host:port or tcp://host:port). */
   auditSinkSyslog: string | undefined;
   /** A checkpoint once this many audit entries are written, besides every 5 s (SIGIL_AUDIT_CHECKPOINT_ENTRIES; 0: time only). */
   auditCheckpointEntries: number;
@@ -198,6 +198,15 @@ export interface Config {
   evmRpcMaxResponseBytes: number;
   evmFeeCaps: { default: EvmFeeCap; chains: Record<string, Partial<EvmFeeCap>> };
   evmRawSendTtlSeconds: number;
+  /**
+   * Simulation before approval (docs/broadcasting.md "Simulation"): every EVM signing and sending
+   * activity whose chain has an RPC above is simulated; one simulation, token names included, may
+   * take SIGIL_EVM_SIMULATION_TIMEOUT_MS (3 s) before it counts as FAILED. SIGIL_EVM_SIMULATION_METHOD:
+   * `auto` (eth_simulateV1, falling back to debug_traceCall where the node lacks it), `eth_simulateV1`,
+   * `debug_traceCall`, or `off` (nothing is simulated).
+   */
+  evmSimulationTimeoutMs: number;
+  evmSimulationMethod: 'auto' | 'eth_simulateV1' | 'debug_traceCall' | 'off';
   /**
    * The Solana JSON-RPC endpoint sol_send_transaction uses, per cluster (docs/broadcasting.md
    * "Solana"): SIGIL_SOLANA_RPC_MAINNET and SIGIL_SOLANA_RPC_DEVNET, keyed here by the cluster's
@@ -402,6 +411,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     evmRpcMaxResponseBytes: bounded('SIGIL_EVM_RPC_MAX_RESPONSE_BYTES', env.SIGIL_EVM_RPC_MAX_RESPONSE_BYTES, 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     evmFeeCaps: evmFeeCaps(env),
     evmRawSendTtlSeconds: bounded('SIGIL_EVM_RAW_SEND_TTL_SECONDS', env.SIGIL_EVM_RAW_SEND_TTL_SECONDS, 86_400, 1, 365 * 86_400),
+    evmSimulationTimeoutMs: bounded('SIGIL_EVM_SIMULATION_TIMEOUT_MS', env.SIGIL_EVM_SIMULATION_TIMEOUT_MS, 3_000, 100, 120_000),
+    evmSimulationMethod: simulationMethod(env.SIGIL_EVM_SIMULATION_METHOD),
     webhooks: webhookConfig(env),
     oauth2Endpoints: {
       OAUTH2_PROVIDER_X: {
@@ -635,6 +646,14 @@ function testClock(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** A whole number from `min` to `max`, or the default when unset. */
+function simulationMethod(v: string | undefined): Config['evmSimulationMethod'] {
+  const methods = ['auto', 'eth_simulateV1', 'debug_traceCall', 'off'] as const;
+  if (!v) return 'auto';
+  const found = methods.find((m) => m === v);
+  if (!found) throw new Error(`SIGIL_EVM_SIMULATION_METHOD must be one of ${methods.join(', ')}, got "${v}"`);
+  return found;
+}
+
 function bounded(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
   const n = int(name, v || undefined, fallback);
   if (n < min || n > max) throw new Error(`${name} must be from ${min} to ${max}, got "${v}"`);

@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import { P256Signer } from '../crypto/p256.js';
 import type { Barrier } from '../barrier/barrier.js';
 import { OAUTH_METHODS, type AuthMethod } from '../domain/identity/auth-methods.js';
-import { proxyKeyAt, requireAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
+import { proxyPrivateKey, requireAuthProxyConfig, settingsOf, type AuthProxySettings } from '../domain/identity/auth-proxy-configs.js';
 import type { Services } from '../domain/context.js';
 import { readVerificationToken } from '../domain/identity/verification-tokens.js';
 import { contactKindOf, sameContact, subOrganizationsTrustingContact } from '../domain/identity/verified-contacts.js';
@@ -331,7 +331,7 @@ export async function authProxyServer(opts: {
     if (wanted && wanted.length > 0 && !wanted.some((m) => settings.allowedAuthMethods.includes(m))) {
       throw disallowed(wanted.some((m) => OAUTH_METHODS.includes(m)) ? 'OAUTH' : wanted.join('/').toUpperCase());
     }
-    const key = opts.services.barrier.open(config.private_key, proxyKeyAt(config.id));
+    const key = await proxyPrivateKey(opts.services.barrier, opts.repos, config);
     const signer = new P256Signer(key);
     key.fill(0);
     const send = async (kind: 'submit' | 'query', operation: string, payload: Json): Promise<Json> => {

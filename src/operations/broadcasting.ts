@@ -18,6 +18,7 @@ import { transactionPolicyContext } from '../domain/governance/policy-context.js
 import { notSupported, type Broadcasting, type EthSendTransactionParams, type EthUndelegate7702Params, type PreparedSend } from '../domain/keys/broadcasting.js';
 import { supportedAssets, walletAddressBalances } from '../domain/keys/assets.js';
 import { resolveSigningTarget } from '../domain/keys/signing.js';
+import { simulateForSigning, type AssetChanges } from '../domain/keys/simulation.js';
 import { SigilError, invalid } from '../errors/errors.js';
 import { defineActivity, defineQuery } from './define.js';
 
@@ -38,13 +39,22 @@ const ETHEREUM_TRANSACTION_PARAMS = () => ({ type: 'TRANSACTION_TYPE_ETHEREUM' }
 function sendingPrepared<P>(prepare: (b: Broadcasting, ctx: OperationContext, p: P) => Promise<PreparedSend>) {
   return {
     policyParams: ETHEREUM_TRANSACTION_PARAMS,
-    load: async (ctx: OperationContext, p: P) => Object.freeze(await prepare(broadcasting(ctx), ctx, p)),
+    // The send as built, and what a simulation of it does (docs/policies.md "Simulation before approval").
+    load: async (ctx: OperationContext, p: P): Promise<SimulatedSend> => {
+      const prepared = await prepare(broadcasting(ctx), ctx, p);
+      const simulation = await simulateForSigning(ctx, prepared.target, prepared.parsed);
+      return Object.freeze(simulation ? { ...prepared, simulation } : prepared);
+    },
     loadCallsNode: true,
-    policyContext: async (ctx: OperationContext, _p: P, prepared: PreparedSend) => transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed),
+    simulation: (prepared: SimulatedSend) => prepared.simulation,
+    policyContext: async (ctx: OperationContext, _p: P, prepared: SimulatedSend) => transactionPolicyContext(ctx.repos, ctx.organization.id, prepared.target, prepared.parsed, prepared.simulation),
     execution: 'pure' as const,
     execute: async (ctx: ActivityContext, _p: P, prepared: PreparedSend) => ({ sendTransactionStatusId: await broadcasting(ctx).send(ctx, prepared) }),
   };
 }
+
+/** A send as built, with its simulation where one ran. */
+type SimulatedSend = PreparedSend & { simulation?: AssetChanges };
 
 /** v1EthSendTransactionIntent (the older type): one call, flat. */
 interface EthSendTransactionParamsV1 extends Omit<EthSendTransactionParams, 'calls'> {

@@ -3,6 +3,7 @@
 // The pipeline reads these fields; it never branches on an operation's name.
 import type { ActivityContext, Caller, OperationContext, Prepared } from '../domain/context.js';
 import type { AppProofFact } from '../domain/keys/app-proofs.js';
+import type { AssetChanges } from '../domain/keys/simulation.js';
 import type { PolicyContext } from '../policy/index.js';
 
 /** How an activity is authorized before the policy engine has its say (docs/reference/policies.md "Evaluation of one policy"). */
@@ -76,7 +77,12 @@ export interface ActivityDeclaration<P = any, R = any, L = any> {
    * `load` asks a chain's node (a send built with the node's gas, fees and nonce): reads never run
    * it, so a waiting activity's canApprove is shown without the consensus check that would need it.
    */
-  loadCallsNode?: boolean;
+  loadCallsNode?: boolean | ((ctx: OperationContext, params: P) => boolean);
+  /**
+   * What the loaded target was simulated to do (docs/policies.md "Simulation before approval"):
+   * recorded with the activity when a simulation ran, so approvers see what it was at submission.
+   */
+  simulation?: (loaded: L) => AssetChanges | undefined;
   /**
    * The address derivations this activity's app proofs state when the submission sets
    * generateAppProofs (every activity also gets the proof of its policy outcome).

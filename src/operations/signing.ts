@@ -13,6 +13,7 @@ import {
   type SigningTarget,
 } from '../domain/keys/signing.js';
 import type { OperationContext } from '../domain/context.js';
+import { simulateForSigning, transactionCallsNode, type AssetChanges } from '../domain/keys/simulation.js';
 import { defineActivity } from './define.js';
 
 /**
@@ -24,11 +25,17 @@ async function loadTarget(ctx: OperationContext, signWith: string): Promise<Sign
   return Object.freeze(await resolveSigningTarget(ctx.repos, ctx.services.barrier, ctx.organization.id, signWith));
 }
 
-/** sign_transaction's target: the key, and the transaction parsed for it (the bytes judged and signed). */
+/**
+ * sign_transaction's target: the key, the transaction parsed for it (the bytes judged and signed),
+ * and what a simulation of it does where one runs (docs/policies.md "Simulation before approval").
+ */
 export interface TransactionToSign {
   target: SigningTarget;
   parsed: ReturnType<typeof parseForSigning>;
+  simulation?: AssetChanges;
 }
+
+
 
 interface RawPayloadParams {
   signWith: string;
@@ -81,9 +88,14 @@ export const signTransactionOp = defineActivity<{ signWith: string; unsignedTran
   policyParams: (p) => ({ type: p.type }),
   load: async (ctx, p) => {
     const target = await loadTarget(ctx, p.signWith);
-    return Object.freeze({ target, parsed: Object.freeze(parseForSigning(target, p.type, p.unsignedTransaction)) });
+    const parsed = Object.freeze(parseForSigning(target, p.type, p.unsignedTransaction));
+    // Outside any transaction, like the rest of the load; a type nothing simulates costs nothing.
+    const simulation = await simulateForSigning(ctx, target, parsed);
+    return Object.freeze({ target, parsed, ...(simulation ? { simulation } : {}) });
   },
-  policyContext: (ctx, _p, { target, parsed }) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, parsed),
+  loadCallsNode: (ctx, p) => transactionCallsNode(ctx, p.type, p.unsignedTransaction),
+  simulation: (loaded) => loaded.simulation,
+  policyContext: (ctx, _p, { target, parsed, simulation }) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, parsed, simulation),
   execution: 'pure',
   execute: async (_ctx, _p, { target, parsed }) => ({ signedTransaction: signParsedTransaction(target, parsed) }),
 });

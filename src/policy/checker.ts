@@ -84,6 +84,8 @@ export interface CheckResult {
   readonly caseInsensitive: ReadonlySet<Member>;
   /** The velocity controls the expression reads (`controls.<identifier>`). */
   readonly controls: ReadonlySet<string>;
+  /** The top-level keywords the expression reads (`eth`, `simulation`…), so the engine can say which data a failed policy needed. */
+  readonly keywords: ReadonlySet<string>;
 }
 
 /**
@@ -102,6 +104,7 @@ class Checker {
   readonly diagnostics: Diagnostic[] = [];
   readonly caseInsensitive = new Set<Member>();
   readonly controls = new Set<string>();
+  readonly read = new Set<string>();
   private readonly keywords: ReadonlySet<string>;
 
   constructor(
@@ -215,7 +218,10 @@ class Checker {
     const bound = lookup(scope, name);
     if (bound) return bound;
     if (name === 'controls' && this.keywords.has(name)) return this.fail(span, "velocity controls are read one at a time: controls.<identifier>");
-    if (this.keywords.has(name)) return ROOT.fields[name]!.type;
+    if (this.keywords.has(name)) {
+      this.read.add(name);
+      return ROOT.fields[name]!.type;
+    }
     const owner = kindOfKeyword(name);
     if (owner) return this.fail(span, `'${name}' cannot be used in a policy ${this.kind}: it is a ${owner} keyword`);
     const fn = lookupFunction(name, false);
@@ -353,5 +359,5 @@ function quotedNumberHint(leftNode: Expr, left: PolicyType, rightNode: Expr, rig
 export function checkPolicyExpression(ast: Expr, kind: ExpressionKind, source: string, controls: ControlsCheck = {}): CheckResult {
   const checker = new Checker(source, kind, controls);
   checker.checkRoot(ast);
-  return { diagnostics: checker.diagnostics, caseInsensitive: checker.caseInsensitive, controls: checker.controls };
+  return { diagnostics: checker.diagnostics, caseInsensitive: checker.caseInsensitive, controls: checker.controls, keywords: checker.read };
 }

@@ -24,6 +24,8 @@ export interface CompiledPolicyExpression {
   readonly caseInsensitiveReads: ReadonlySet<Member>;
   /** The velocity controls the expression reads (`controls.<identifier>`), resolved at compile time. */
   readonly controls: ReadonlySet<string>;
+  /** The top-level keywords the expression reads. */
+  readonly keywords: ReadonlySet<string>;
 }
 
 export type CompileResult =
@@ -65,5 +67,5 @@ export function compilePolicyExpression(source: string, kind: ExpressionKind, op
   if (!parsed.ok) return failure(kind, [parsed.diagnostic]);
   const checked = checkPolicyExpression(parsed.ast, kind, source, { known: options.controls });
   if (checked.diagnostics.length > 0) return failure(kind, checked.diagnostics);
-  return { ok: true, expression: Object.freeze({ kind, source, ast: parsed.ast, caseInsensitiveReads: checked.caseInsensitive, controls: checked.controls }) };
+  return { ok: true, expression: Object.freeze({ kind, source, ast: parsed.ast, caseInsensitiveReads: checked.caseInsensitive, controls: checked.controls, keywords: checked.keywords }) };
 }

@@ -491,6 +491,77 @@ export interface TempoTransaction {
   readonly calls: readonly TempoCall[];
 }
 
+// ---------------------------------------------------------------- simulation (a Sigil extension)
+
+/** An asset as a simulation names it. */
+export interface SimulationAsset {
+  /** `native`, `erc20`, `erc721`, `erc1155`, `spl`. */
+  readonly kind: string;
+  /** The token contract or mint; `''` for the native asset. */
+  readonly contract: string;
+  /** `''` when the chain did not answer one. */
+  readonly symbol: string;
+  /** Absent when the chain did not answer them. */
+  readonly decimals?: PolicyInt;
+  /** ERC-721 / ERC-1155 token id, decimal; `''` for fungible assets. */
+  readonly token_id: string;
+}
+
+export interface SimulationTransfer {
+  readonly asset: SimulationAsset;
+  readonly from: string;
+  readonly to: string;
+  /** Base units. */
+  readonly amount: PolicyInt;
+}
+
+export interface SimulationApproval {
+  readonly asset: SimulationAsset;
+  readonly owner: string;
+  readonly spender: string;
+  /** Base units; 2^256 − 1 when unlimited (the maximum allowance, or an approval for all). */
+  readonly amount: PolicyInt;
+  readonly unlimited: boolean;
+  readonly revoked: boolean;
+  /** `approve`, `permit`, `setApprovalForAll`, `delegate`. */
+  readonly via: string;
+}
+
+export interface SimulationBalanceChange {
+  readonly address: string;
+  readonly asset: SimulationAsset;
+  /** Signed base units: negative is an outflow. */
+  readonly delta: PolicyInt;
+}
+
+export interface SimulationDelegation {
+  readonly authority: string;
+  readonly delegate: string;
+}
+
+/**
+ * `simulation` (docs/policies.md "Simulation before approval"): what the transaction does when run
+ * against the chain's latest state. `status` and `reason` are always readable; every other field
+ * is readable only when `status` is `SIMULATED`, and reading it otherwise is an evaluation error
+ * (values.ts `Unavailable`), so a policy on the simulation never passes without one.
+ */
+export interface Simulation {
+  /** `SIMULATED`, `NOT_SIMULATED`, `FAILED`. */
+  readonly status: string;
+  readonly reason: string;
+  readonly network: string;
+  readonly block: PolicyInt;
+  readonly reverted: boolean;
+  readonly revert_reason: string;
+  /** Transfers out of an address the organization holds. */
+  readonly outflows: readonly SimulationTransfer[];
+  readonly transfers: readonly SimulationTransfer[];
+  readonly approvals: readonly SimulationApproval[];
+  readonly balance_changes: readonly SimulationBalanceChange[];
+  readonly deployments: readonly string[];
+  readonly delegations: readonly SimulationDelegation[];
+}
+
 // ---------------------------------------------------------------- namespaces and the root
 
 export interface SolanaKeywords {
@@ -543,6 +614,9 @@ export interface PolicyContext {
   readonly secret?: Secret;
 
   readonly time?: TimeKeywords;
+
+  /** The transaction's simulation, for signing activities of a transaction a simulator takes. */
+  readonly simulation?: Simulation;
 
   /**
    * Velocity controls (docs/velocity-controls.md), by identifier: `controls.<identifier>` is true when the control's

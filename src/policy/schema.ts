@@ -377,6 +377,52 @@ export const TEMPO_TRANSACTION = struct<C.TempoTransaction>('TempoTransaction', 
   ),
 });
 
+// ---------------------------------------------------------------- simulation (a Sigil extension)
+
+const SIMULATION_ASSET = struct<C.SimulationAsset>('SimulationAsset', {
+  kind: required(STRING),
+  contract: required(CI_STRING),
+  symbol: required(STRING),
+  decimals: optional(INT),
+  token_id: required(STRING),
+});
+
+const SIMULATION_TRANSFER = struct<C.SimulationTransfer>('SimulationTransfer', {
+  asset: required(SIMULATION_ASSET),
+  from: required(CI_STRING),
+  to: required(CI_STRING),
+  amount: required(INT),
+});
+
+export const SIMULATION = struct<C.Simulation>('Simulation', {
+  status: required(STRING),
+  reason: required(STRING),
+  network: required(STRING),
+  block: required(INT),
+  reverted: required(BOOL),
+  revert_reason: required(STRING),
+  outflows: required(listOf(SIMULATION_TRANSFER)),
+  transfers: required(listOf(SIMULATION_TRANSFER)),
+  approvals: required(
+    listOf(
+      struct<C.SimulationApproval>('SimulationApproval', {
+        asset: required(SIMULATION_ASSET),
+        owner: required(CI_STRING),
+        spender: required(CI_STRING),
+        amount: required(INT),
+        unlimited: required(BOOL),
+        revoked: required(BOOL),
+        via: required(STRING),
+      }),
+    ),
+  ),
+  balance_changes: required(
+    listOf(struct<C.SimulationBalanceChange>('SimulationBalanceChange', { address: required(CI_STRING), asset: required(SIMULATION_ASSET), delta: required(INT) })),
+  ),
+  deployments: required(listOf(CI_STRING)),
+  delegations: required(listOf(struct<C.SimulationDelegation>('SimulationDelegation', { authority: required(CI_STRING), delegate: required(CI_STRING) }))),
+});
+
 // ---------------------------------------------------------------- the root
 
 /**
@@ -404,6 +450,7 @@ export const POLICY_CONTEXT = struct<C.PolicyContext>('PolicyContext', {
   wallet_account: optional(WALLET_ACCOUNT),
   secret: optional(SECRET),
   time: optional(struct<C.TimeKeywords>('time', { now: required(TIMESTAMP) })),
+  simulation: optional(SIMULATION),
   // Read only as `controls.<identifier>` (checker.ts), each a bool.
   controls: optional(mapOf(BOOL)),
 });
@@ -416,7 +463,7 @@ type Keyword = keyof C.PolicyContext;
  */
 export const KEYWORDS_BY_KIND: Readonly<Record<ExpressionKind, readonly Keyword[]>> = Object.freeze({
   consensus: Object.freeze<Keyword[]>(['approvers', 'credentials', 'controls']),
-  condition: Object.freeze<Keyword[]>(['activity', 'eth', 'solana', 'tron', 'bitcoin', 'tempo', 'wallet', 'wallets', 'private_key', 'wallet_account', 'secret', 'controls']),
+  condition: Object.freeze<Keyword[]>(['activity', 'eth', 'solana', 'tron', 'bitcoin', 'tempo', 'wallet', 'wallets', 'private_key', 'wallet_account', 'secret', 'controls', 'simulation']),
   time: Object.freeze<Keyword[]>(['time']),
 });
 

@@ -61,11 +61,14 @@ export function stringOf(value: Value): string | null {
 
 /**
  * A context value the pipeline cannot provide for a reason other than absence: a velocity control
- * a policy names that no longer exists. Reading it is a `value` error, never a `missing` one, so a
- * DENY policy that reads it still applies and an ALLOW policy does not (outcome.ts): a limit that
- * vanished fails closed.
+ * a policy names that no longer exists, a simulation that did not run. Reading it is a `value`
+ * error, never a `missing` one, so a DENY policy that reads it still applies and an ALLOW policy
+ * does not (outcome.ts): a limit that vanished fails closed.
  */
 export class Unavailable {
+  /** Nominal: a struct that happens to have a `reason` field is not one. */
+  private readonly unavailable = true;
+
   constructor(readonly reason: string) {}
 }
 

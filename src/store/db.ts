@@ -42,6 +42,7 @@ import * as m027 from './migrations/027_send_tracking.js';
 import * as m030 from './migrations/030_lookup_indexes.js';
 import * as m031 from './migrations/031_small_rows.js';
 import * as m032 from './migrations/032_organization_keys.js';
+import * as m036 from './migrations/036_activity_simulations.js';
 
 // Declared with the prepared statements that count them (raw.ts), which db.ts builds on.
 export type { DatabaseStats, Dialect } from './raw.js';
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '030_lookup_indexes': m030,
   '031_small_rows': m031,
   '032_organization_keys': m032,
+  '036_activity_simulations': m036,
 };
 
 class StaticMigrations implements MigrationProvider {

@@ -39,6 +39,7 @@ import { VelocityControlsRepo } from './repositories/velocity-controls.js';
 import { SessionProfilesRepo } from './repositories/session-profiles.js';
 import { SecretsRepo } from './repositories/secrets.js';
 import { OrganizationKeysRepo } from './repositories/organization-keys.js';
+import { SealedColumnsRepo } from './repositories/sealed-columns.js';
 import { MfaPoliciesRepo } from './repositories/mfa-policies.js';
 import { InvitationsRepo } from './repositories/invitations.js';
 import { EmailEventsRepo } from './repositories/email-events.js';
@@ -71,6 +72,7 @@ export type { OtpRow } from './repositories/otps.js';
 export type { AuthProxyConfigRow } from './repositories/auth-proxy-configs.js';
 export { SecretNameTaken, type SecretRow } from './repositories/secrets.js';
 export type { OrganizationKeyRow } from './repositories/organization-keys.js';
+export { ORGANIZATION_SEALED_COLUMNS, type SealedColumn } from './repositories/sealed-columns.js';
 export type { VelocityControlRow } from './repositories/velocity-controls.js';
 export type { SessionProfileRow } from './repositories/session-profiles.js';
 export type { ActivityMfaRow, MfaPolicyRow } from './repositories/mfa-policies.js';
@@ -121,6 +123,7 @@ function bind(db: Kysely<Database>, pendingAudit?: PendingAuditEntry[]): Reposit
     sessionProfiles: new SessionProfilesRepo(db),
     secrets: new SecretsRepo(db),
     organizationKeys: new OrganizationKeysRepo(db),
+    sealedColumns: new SealedColumnsRepo(db),
     mfaPolicies: new MfaPoliciesRepo(db),
     invitations: new InvitationsRepo(db),
     emailEvents: new EmailEventsRepo(db),

@@ -85,6 +85,8 @@ export interface ActivityTable {
   pending_parameters: string | null;
   /** JSON array of v1AppProof when the submission asked for app proofs. */
   app_proofs: string | null;
+  /** JSON of the asset changes its transaction was simulated to make at submission (migration 036), when a simulation ran. */
+  simulation: string | null;
   user_id: string;
   timestamp_ms: number;
   created_at: number;

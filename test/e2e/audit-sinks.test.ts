@@ -2,15 +2,15 @@
 // checkpoint is also appended to SIGIL_AUDIT_SINK_FILE, outside the database, including the one written
 // at a clean shutdown. Someone with write access to the database cuts a stream's tail together with the
 // checkpoints covering it: `sigil audit verify` alone cannot tell, `--checkpoints <sink file>` can.
-// SIGIL_AUDIT_SINK_SYSLOG and SIGIL_AUDIT_SINK_HTTP send the same checkpoints to a syslog server and
-// an HTTP endpoint the test runs on loopback.
+// SIGIL_AUDIT_SINK_SYSLOG and SIGIL_AUDIT_SINK_HTTP send the same checkpoints to a syslog server (over
+// UDP, or TCP with RFC 6587 octet counting) and an HTTP endpoint the test runs on loopback.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import http from 'node:http';
 import { createSocket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { execSql } from '../helpers/db-snapshot.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from '../../src/store/sqlite-driver.js';
@@ -128,6 +128,52 @@ describe('the syslog and HTTP audit sinks', () => {
     } finally {
       server.close();
       syslog.close();
+    }
+  });
+});
+
+describe('the syslog sink over TCP', () => {
+  it('frames each RFC 5424 message by octet counting (RFC 6587) on one connection, the shutdown checkpoint included', async () => {
+    const frames: string[] = [];
+    let connections = 0;
+    // A receiver that reads frames as RFC 6587 defines them: MSG-LEN SP SYSLOG-MSG, across reads.
+    const server = createServer((socket) => {
+      connections++;
+      let buffered = Buffer.alloc(0);
+      socket.on('data', (d) => {
+        buffered = Buffer.concat([buffered, d]);
+        for (;;) {
+          const space = buffered.indexOf(0x20);
+          if (space < 0) break;
+          const length = Number(buffered.subarray(0, space).toString('ascii'));
+          expect(Number.isInteger(length) && length > 0).toBe(true);
+          if (buffered.length < space + 1 + length) break;
+          frames.push(buffered.subarray(space + 1, space + 1 + length).toString('utf8'));
+          buffered = buffered.subarray(space + 1 + length);
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const s = await startSigil({ SIGIL_AUDIT_SINK_SYSLOG: `tcp://127.0.0.1:${(server.address() as AddressInfo).port}` }, { process: true });
+      try {
+        const api = sdkServerClient(s);
+        for (const name of ['one', 'two', 'three']) await api.createUserTag({ userTagName: `tcp ${name}`, userIds: [] });
+        await terminate(s.process);
+        const [{ n }] = await execSql(s, 'select max(seq) as n from audit_entries');
+        const sent = frames.map((m) => {
+          const parts = /^<110>1 (\S+) (\S+) sigil (\d+) audit - (\{.*\})$/.exec(m);
+          expect(parts, m).not.toBeNull();
+          return JSON.parse(parts![4]).checkpoint as { stream: string; seq: number };
+        });
+        expect(sent.length).toBeGreaterThan(0);
+        expect(Math.max(...sent.map((c) => c.seq))).toBe(Number(n));
+        expect(connections).toBe(1);
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      server.close();
     }
   });
 });

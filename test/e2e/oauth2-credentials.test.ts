@@ -183,7 +183,8 @@ describe('OAuth 2.0 credentials', () => {
       }
     }
     const row = (await dbSnapshot(sigil)).oauth2_credentials.find((r: any) => r.id === x.oauth2CredentialId) as { client_secret: string };
-    expect(row.client_secret).toMatch(/^v1:[A-Za-z0-9+/=]+$/);
+    // Sealed with the organization's own key, which the ciphertext names (docs/secrets.md "At rest").
+    expect(row.client_secret).toMatch(/^v3:[0-9a-f-]{36}\.[0-9a-f]{24}:[A-Za-z0-9+/=]+$/);
 
     const deleted = await api.deleteOauth2Credential({ oauth2CredentialId: x.oauth2CredentialId });
     expect(deleted.oauth2CredentialId).toBe(x.oauth2CredentialId);

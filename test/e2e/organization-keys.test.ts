@@ -4,18 +4,20 @@
 // without the key (what lingers in a later backup) open no more, while the rows with the key (an
 // earlier backup) still export the mnemonic; on SQLite a real `sigil backup` taken after the deletion
 // holds no copy of the wrapped key (secure delete) and one taken before restores and exports; and a
-// deployment whose secrets were sealed before migration 032 keeps signing after it.
+// deployment whose secrets were sealed before migration 032 keeps signing after it (while and after
+// they are re-sealed in place: organization-keys-migration.test.ts).
 // Runs on SQLite, and on PostgreSQL with SIGIL_TEST_DATABASE_URL.
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { decryptExportBundle, generateP256KeyPair } from '@turnkey/crypto';
 import { mnemonicToAccount } from 'viem/accounts';
 import { recoverAddress, serializeSignature } from 'viem';
 import { freshDeploymentEnv, runSigil, serve, startSigil, terminate, testDatabaseUrl, type SigilInstance } from '../helpers/sigil.js';
 import { newKey, sdkServerClient, type KeyPair } from '../helpers/clients.js';
 import { execSql } from '../helpers/db-snapshot.js';
+import { firstFormatSeal, keysInDatabase, openWithAny, type Location } from '../helpers/sealed-rows.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -95,8 +97,8 @@ describe('per-organization data keys', () => {
     expect(before.organization_keys).toHaveLength(1);
     const { key_id: keyId, wrapped_key: wrappedKey } = before.organization_keys[0];
     expect(wrappedKey).not.toContain(keyId);
-    expect(before.wallets[0].mnemonic).toMatch(new RegExp(`^v2:${sub.id}\\.${keyId}:`));
-    expect(before.wallet_accounts[0].private_key).toMatch(new RegExp(`^v2:${sub.id}\\.${keyId}:`));
+    expect(before.wallets[0].mnemonic).toMatch(new RegExp(`^v3:${sub.id}\\.${keyId}:`));
+    expect(before.wallet_accounts[0].private_key).toMatch(new RegExp(`^v3:${sub.id}\\.${keyId}:`));
     const [otherKey] = await execSql(sigil, 'SELECT key_id FROM organization_keys WHERE organization_id = ?', [other.id]);
     expect(otherKey.key_id).not.toBe(keyId);
 
@@ -155,23 +157,18 @@ describe('per-organization data keys', () => {
 
     // Back to how secrets were sealed before migration 032: under the deployment's data key (v1),
     // bound to table, row and column, with no organization_keys table.
-    const masterKey = Buffer.from(readFileSync(join(sigil.dataDir, 'master.key'), 'utf8').trim(), 'hex');
-    const [{ value: wrappedDataKey }] = await execSql(sigil, `SELECT value FROM meta WHERE key = 'barrier.wrapped_data_key'`);
-    const dataKey = gcmOpen(masterKey, wrappedDataKey.slice(3), 'sigil:barrier:data-key:v1');
-    const [orgKey] = await execSql(sigil, 'SELECT * FROM organization_keys WHERE organization_id = ?', [sub.id]);
-    const key = gcmOpen(dataKey, orgKey.wrapped_key.slice(3), `sigil:barrier:organization-key:v1:${sub.id}:${orgKey.key_id}`);
-    const toV1 = (sealed: string, aad: string) => `v1:${gcmSeal(dataKey, gcmOpen(key, sealed.slice(sealed.indexOf(':', 3) + 1), aad), aad)}`;
+    const { dataKey, organizationKeys } = await keysInDatabase(sigil);
+    const toV1 = (sealed: string, at: Location) => firstFormatSeal(dataKey, openWithAny(organizationKeys.values(), sealed, at)!, at);
     const [wallet] = await execSql(sigil, 'SELECT id, mnemonic FROM wallets WHERE organization_id = ?', [sub.id]);
     const [account] = await execSql(sigil, 'SELECT id, private_key FROM wallet_accounts WHERE organization_id = ?', [sub.id]);
-    await execSql(sigil, 'UPDATE wallets SET mnemonic = ? WHERE id = ?', [toV1(wallet.mnemonic, `sigil:wallets:${wallet.id}:mnemonic`), wallet.id]);
-    await execSql(sigil, 'UPDATE wallet_accounts SET private_key = ? WHERE id = ?', [toV1(account.private_key, `sigil:wallet_accounts:${account.id}:private_key`), account.id]);
+    await execSql(sigil, 'UPDATE wallets SET mnemonic = ? WHERE id = ?', [toV1(wallet.mnemonic, { table: 'wallets', rowId: wallet.id, column: 'mnemonic' }), wallet.id]);
+    await execSql(sigil, 'UPDATE wallet_accounts SET private_key = ? WHERE id = ?', [toV1(account.private_key, { table: 'wallet_accounts', rowId: account.id, column: 'private_key' }), account.id]);
     await execSql(sigil, 'DROP TABLE organization_keys');
     await execSql(sigil, `DELETE FROM kysely_migration WHERE name = '032_organization_keys'`);
 
     const restarted = serve(sigil.dataDir, sigil.env);
     sigil = { ...sigil, ...(await restarted.ready), process: restarted.child };
     cleanups.push(() => terminate(restarted.child));
-    expect(await execSql(sigil, 'SELECT * FROM organization_keys')).toEqual([]);
     await expectSigns(sigil, sub.key, sub.id, sub.address);
     expect(await exportedAddress(sigil, sub.key, sub.id, sub.walletId)).toBe(sub.address);
 
@@ -179,7 +176,7 @@ describe('per-organization data keys', () => {
     const made = await sdkServerClient(sigil, sub.key, sub.id).createWallet({ walletName: 'after', accounts: [ETH] });
     const [newKeyRow] = await execSql(sigil, 'SELECT key_id FROM organization_keys WHERE organization_id = ?', [sub.id]);
     const [newWallet] = await execSql(sigil, 'SELECT mnemonic FROM wallets WHERE id = ?', [made.walletId]);
-    expect(newWallet.mnemonic).toMatch(new RegExp(`^v2:${sub.id}\\.${newKeyRow.key_id}:`));
+    expect(newWallet.mnemonic).toMatch(new RegExp(`^v3:${sub.id}\\.${newKeyRow.key_id}:`));
     await expectSigns(sigil, sub.key, sub.id, made.addresses[0] as `0x${string}`);
   });
 });
@@ -188,22 +185,4 @@ function freshDir() {
   const d = freshDeploymentEnv().dataDir;
   cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   return d;
-}
-
-// AES-256-GCM as the barrier stores it (base64 of nonce | ciphertext | tag), for building the
-// pre-032 fixture only.
-function gcmOpen(key: Buffer, body: string, aad: string): Buffer {
-  const raw = Buffer.from(body, 'base64');
-  const d = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-  d.setAAD(Buffer.from(aad));
-  d.setAuthTag(raw.subarray(raw.length - 16));
-  return Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()]);
-}
-
-function gcmSeal(key: Buffer, plaintext: Buffer, aad: string): string {
-  const nonce = randomBytes(12);
-  const c = createCipheriv('aes-256-gcm', key, nonce);
-  c.setAAD(Buffer.from(aad));
-  const ct = Buffer.concat([c.update(plaintext), c.final()]);
-  return Buffer.concat([nonce, ct, c.getAuthTag()]).toString('base64');
 }

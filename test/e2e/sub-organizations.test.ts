@@ -102,6 +102,23 @@ describe('sub-organizations', () => {
     expect(activity.votes[0].user.createdAt).toEqual(activity.votes[0].createdAt);
   });
 
+  it('a deletion that waits for a second root user is carried out by that user\'s approval, which answers its vote', async () => {
+    const keys = [generateP256KeyPair(), generateP256KeyPair()];
+    const created = await sdkServerClient(sigil).createSubOrganization({
+      subOrganizationName: 'two roots',
+      rootUsers: keys.map((k, i) => ({ userName: `root ${i}`, userEmail: `root${i}@example.com`, apiKeys: [{ apiKeyName: 'k', publicKey: k.publicKey, curveType: 'API_KEY_CURVE_P256' as const }], authenticators: [], oauthProviders: [] })),
+      rootQuorumThreshold: 2,
+    });
+    const subId = created.subOrganizationId;
+    const as = (i: number) => httpClient(sigil, { apiPublicKey: keys[i].publicKey, apiPrivateKey: keys[i].privateKey });
+    const submitted = await as(0).deleteSubOrganization({ type: 'ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION', timestampMs: String(Date.now()), organizationId: subId, parameters: { deleteWithoutExport: true } });
+    expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    const approval = await as(1).approveActivity({ type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY', timestampMs: String(Date.now()), organizationId: subId, parameters: { fingerprint: submitted.activity.fingerprint } });
+    expect(approval.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    expect((await sdkServerClient(sigil).getSubOrgIds({ filterType: 'NAME', filterValue: 'two roots' })).organizationIds).toEqual([]);
+    await expect(sdkServerClient(sigil, { apiPublicKey: keys[1].publicKey, apiPrivateKey: keys[1].privateKey }, subId).getWhoami({})).rejects.toThrow(/no organization found|could not find public key/);
+  });
+
   it('refuses a threshold above the number of root users', async () => {
     await expect(
       sdkServerClient(sigil).createSubOrganization({

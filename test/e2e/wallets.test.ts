@@ -188,7 +188,7 @@ describe('keys at rest', () => {
     await api.createWallet({ walletName: 'at-rest', accounts: [ETH, SOL] });
     const snapshot = await dbSnapshot(sigil);
     // Sealed with the organization's own data key, which the ciphertext names (docs/operator-guide.md "Custody").
-    const sealed = /^v2:[0-9a-f-]{36}\.[0-9a-f]{24}:[A-Za-z0-9+/=]+$/;
+    const sealed = /^v3:[0-9a-f-]{36}\.[0-9a-f]{24}:[A-Za-z0-9+/=]+$/;
     for (const row of snapshot.wallets as { mnemonic: string }[]) expect(row.mnemonic).toMatch(sealed);
     for (const row of snapshot.wallet_accounts as { private_key: string }[]) expect(row.private_key).toMatch(sealed);
     for (const row of snapshot.private_keys as { private_key: string }[]) expect(row.private_key).toMatch(sealed);

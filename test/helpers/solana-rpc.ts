@@ -5,6 +5,8 @@
 // skipPreflight), getSignatureStatuses, simulateTransaction, getBalance, getAccountInfo,
 // getMultipleAccounts, getTransaction, getFeeForMessage, isBlockhashValid,
 // getMinimumBalanceForRentExemption, getSlot, getBlockHeight, getVersion, getGenesisHash.
+// simulateTransaction honours sigVerify, replaceRecentBlockhash and `accounts` (the states after the
+// transaction, from litesvm's post-accounts), as the simulation before approval asks it.
 //
 // A litesvm instance executes a transaction the moment it gets it; a real cluster does not. So the
 // node can hold what it is sent (`hold()`: it answers with the signature, as a node that accepted the
@@ -88,6 +90,12 @@ export async function startSolanaNode(): Promise<SolanaNode> {
     // Keys are fewer than 128 in the tests: a one-byte shortvec.
     return bs58.encode(m.slice(nKeysAt + 1 + 32 * m[nKeysAt], nKeysAt + 1 + 32 * m[nKeysAt] + 32));
   };
+  const withBlockhash = (tx: Transaction, blockhash: string): Transaction => {
+    const m = new Uint8Array(tx.messageBytes);
+    const nKeysAt = m[0] & 0x80 ? 4 : 3;
+    m.set(bs58.decode(blockhash), nKeysAt + 1 + 32 * m[nKeysAt]);
+    return { ...tx, messageBytes: m as unknown as Transaction['messageBytes'] };
+  };
   const signatureOf = (tx: Transaction): string => {
     const first = Object.values(tx.signatures)[0];
     return bs58.encode(first ?? new Uint8Array(64));
@@ -150,11 +158,34 @@ export async function startSolanaNode(): Promise<SolanaNode> {
       return signature;
     },
     simulateTransaction: ([encoded, opts]) => {
-      const tx = decoder.decode(new Uint8Array(Buffer.from(encoded, opts?.encoding === 'base58' ? 'binary' : 'base64')));
-      const sim = svm.simulateTransaction(tx);
+      let tx = decoder.decode(opts?.encoding === 'base64' ? new Uint8Array(Buffer.from(encoded, 'base64')) : bs58.decode(encoded));
+      // replaceRecentBlockhash: the node's latest blockhash goes in the message, as a cluster does.
+      if (opts?.replaceRecentBlockhash) tx = withBlockhash(tx, svm.latestBlockhash());
+      // sigVerify: false simulates a transaction not yet signed (litesvm checks signatures unless told not to).
+      const verify = opts?.sigVerify === true;
+      svm.withSigverify(verify);
+      let sim: ReturnType<LiteSVM['simulateTransaction']>;
+      try {
+        sim = svm.simulateTransaction(tx);
+      } finally {
+        svm.withSigverify(true);
+      }
       if (sim instanceof FailedTransactionMetadata) return { context: context(), value: { err: errJson(sim.err()), logs: sim.meta().logs(), accounts: null, unitsConsumed: 0 } };
       const meta = sim.meta();
-      return { context: context(), value: { err: null, logs: meta.logs(), accounts: null, unitsConsumed: Number(meta.computeUnitsConsumed()) } };
+      // `accounts.addresses`: each account's state after the transaction, as litesvm's post-accounts
+      // hold it (the accounts the transaction loaded), else as it is now; an emptied account is gone.
+      const wanted = opts?.accounts?.addresses as string[] | undefined;
+      let accounts: unknown[] | null = null;
+      if (wanted) {
+        const after = new Map(sim.postAccounts().map((a) => [String(a.address), a]));
+        accounts = wanted.map((key) => {
+          const a = after.get(key);
+          if (!a) return accountJson(key);
+          if (a.lamports === 0n && a.data.length === 0) return null;
+          return { lamports: Number(a.lamports), owner: a.programAddress, data: [Buffer.from(a.data).toString('base64'), 'base64'], executable: a.executable, rentEpoch: 0, space: a.data.length };
+        });
+      }
+      return { context: context(), value: { err: null, logs: meta.logs(), accounts, unitsConsumed: Number(meta.computeUnitsConsumed()) } };
     },
     getSignatureStatuses: ([signatures]) => ({
       context: context(),

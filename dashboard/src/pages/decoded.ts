@@ -3,10 +3,12 @@
 // flags (the dangerous ones first and loudest), sections of label/value rows, the digests, the consensus
 // beside it, and the exact payload that will be signed. Before anything is shown as checked and
 // before every approval, ../integrity.ts recomputes the digests from the payload on the page with
-// the dashboard's own code; a difference is an error and the approval is refused.
+// the dashboard's own code; a difference is an error and the approval is refused. Where the server
+// simulated the transaction, what it does (./simulation.ts) comes right under what it says.
 import type { Activity, Json } from '../api.js';
 import { errorBox, facts, h, mono, pretty, replace } from '../dom.js';
 import { checkView, type View } from '../integrity.js';
+import { simulationPanel, type SimulationView } from './simulation.js';
 
 /** The payload(s) of a signing intent, as stored, and their encoding. */
 export function signedPayloads(activity: Activity): { payloads: string[]; encoding?: string } {
@@ -46,14 +48,15 @@ function consensusFacts(consensus: Json | undefined, activity: Activity): HTMLEl
 
 /** The panel for an activity with a `decodedView`; undefined for activities that sign nothing. */
 export function decodedPanel(activity: Activity): DecodedPanel | undefined {
-  const view = (activity as Activity & { decodedView?: View & { consensus?: Json } }).decodedView;
+  const view = (activity as Activity & { decodedView?: View & { consensus?: Json; simulation?: SimulationView } }).decodedView;
   if (!view) return undefined;
+  const simulation = simulationPanel(view.simulation);
   const { payloads, encoding } = signedPayloads(activity);
   const status = h('div', { className: 'integrity', 'aria-live': 'polite' });
   const payloadEls = payloads.map((p, i) => h('pre', { className: 'signed-payload mono', tabindex: '0', 'data-payload-index': String(i) }, p));
   if (view.error) {
     return {
-      element: h('div', { className: 'decoded' }, errorBox(`Cannot decode what this activity signs: ${view.error}`), consensusFacts(view.consensus, activity)),
+      element: h('div', { className: 'decoded' }, errorBox(`Cannot decode what this activity signs: ${view.error}`), simulation, consensusFacts(view.consensus, activity)),
       verify: async () => false,
     };
   }
@@ -67,6 +70,7 @@ export function decodedPanel(activity: Activity): DecodedPanel | undefined {
     { className: 'decoded', 'data-format': view.format ?? '' },
     h('p', { className: 'decoded-summary' }, h('strong', {}, 'Signs: '), view.summary ?? ''),
     flags,
+    simulation,
     sections,
     h('div', { className: 'decoded-section' }, h('h3', {}, 'Digest'), facts(digests)),
     status,

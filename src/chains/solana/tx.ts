@@ -255,14 +255,14 @@ export function parseSolanaTransaction(unsignedHex: string): SolanaTransaction {
 }
 
 /** Full account list in index order; table-loaded entries are described by their table and index. */
-interface ResolvedAccount {
+export interface ResolvedAccount {
   key: string; // base58, or ADDRESS_TABLE_LOOKUP
   signer: boolean;
   writable: boolean;
   lookup?: { table: string; index: number };
 }
 
-function resolveAccounts(tx: SolanaTransaction): ResolvedAccount[] {
+export function resolveAccounts(tx: SolanaTransaction): ResolvedAccount[] {
   const h = tx.header;
   const nStatic = tx.staticAccountKeys.length;
   const out: ResolvedAccount[] = tx.staticAccountKeys.map((k, i) => ({
@@ -285,7 +285,7 @@ function resolveAccounts(tx: SolanaTransaction): ResolvedAccount[] {
   return out;
 }
 
-function readU64LE(b: Uint8Array, off: number): bigint {
+export function readU64LE(b: Uint8Array, off: number): bigint {
   let v = 0n;
   for (let i = 7; i >= 0; i--) v = (v << 8n) | BigInt(b[off + i]);
   return v;

@@ -1,11 +1,13 @@
 // What a policy sees (docs/reference/policies.md "Keywords"): the `activity` keyword of any activity, the
 // consensus keywords `approvers` and `credentials` built from the votes cast so far, and the
 // resource keywords (`wallet`, `wallet_account`, `private_key`, `eth.*`, `solana.tx`, `tron.tx`,
-// `bitcoin.tx`) of the signing and export activities that target them.
+// `bitcoin.tx`) of the signing and export activities that target them, and `simulation` (docs/policies.md
+// "Simulation before approval") where a simulator takes the transaction.
 import { caseInsensitive, type Activity, type Credential, type PolicyContext, type User } from '../../policy/index.js';
 import type { Repositories, VoteRow } from '../../store/index.js';
 import { transactionPolicyKeywords, type parseForSigning, type SigningTarget } from '../keys/signing.js';
 import { decodeEthCallForPolicy } from '../keys/contract-interfaces.js';
+import { simulationKeyword, type AssetChanges } from '../keys/simulation.js';
 import { WEBAUTHN_CREDENTIAL_TYPE } from '../identity/authenticators.js';
 
 /** Version-agnostic kind: the type without `ACTIVITY_TYPE_` and a trailing `_V<n>` (docs/reference/policies.md "Keywords"). */
@@ -95,10 +97,12 @@ export async function transactionPolicyContext(
   organizationId: string,
   target: SigningTarget,
   parsed: ReturnType<typeof parseForSigning>,
+  simulation?: AssetChanges,
 ): Promise<PolicyContext> {
   const keywords = transactionPolicyKeywords(parsed);
   const tx = keywords.eth?.tx;
   const decoded = tx && tx.to && tx.data.length > 2 ? await decodeEthCallForPolicy(repos, organizationId, tx.to, tx.data, { address: caseInsensitive }) : undefined;
   const eth = decoded && tx ? { eth: { tx: { ...tx, ...decoded } } } : {};
-  return { ...(await signingTargetKeywords(repos, organizationId, target)), ...keywords, ...eth };
+  const simulated = simulation ? { simulation: simulationKeyword(simulation, target.address ?? '') } : {};
+  return { ...(await signingTargetKeywords(repos, organizationId, target)), ...keywords, ...eth, ...simulated };
 }

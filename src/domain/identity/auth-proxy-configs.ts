@@ -18,6 +18,7 @@ import { createPolicies } from '../governance/policies.js';
 import { reserve } from '../governance/quotas.js';
 import type { ActivityContext } from '../context.js';
 import { AUTH_METHODS, OAUTH_METHODS, type AuthMethod } from './auth-methods.js';
+import { openForOrganization, sealForOrganization } from '../keys/organization-keys.js';
 
 export interface AuthProxySettings {
   /** Exact origins browsers may call from (CORS); `*` allows any. */
@@ -175,7 +176,7 @@ export async function createAuthProxyConfig(
       organization_id: organization.id,
       user_id: userId,
       api_key_id: keyRows[0].id,
-      private_key: barrier.seal(pair.privateKey, proxyKeyAt(id)),
+      private_key: await sealForOrganization(barrier, repos, organization.id, now, pair.privateKey, proxyKeyAt(id)),
       settings: JSON.stringify(settings),
       enabled: 1,
       created_at: now,
@@ -186,6 +187,11 @@ export async function createAuthProxyConfig(
   } finally {
     pair.privateKey.fill(0);
   }
+}
+
+/** The proxy's signing key, sealed with its organization's key (the deployment's before migration 032). */
+export async function proxyPrivateKey(barrier: Barrier, repos: Repositories, config: AuthProxyConfigRow): Promise<Buffer> {
+  return openForOrganization(barrier, repos, config.organization_id, config.private_key, proxyKeyAt(config.id));
 }
 
 export async function requireAuthProxyConfig(repos: Repositories, id: string): Promise<AuthProxyConfigRow> {

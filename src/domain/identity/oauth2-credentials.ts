@@ -29,6 +29,7 @@ import { isUniqueViolation, type Oauth2CredentialRow } from '../../store/index.j
 import type { ActivityContext, OperationContext } from '../context.js';
 import { OAUTH2_PROVIDERS, PROVIDER_LABEL, exchangeAuthorizationCode, type Oauth2Provider } from './oauth2-exchange.js';
 import { timestamp, type TimestampObject } from '../records.js';
+import { openForOrganization, sealForOrganization } from '../keys/organization-keys.js';
 
 /** Lifetime of the id_tokens oauth2_authenticate issues: long enough to log in with, no longer. */
 export const OAUTH2_ID_TOKEN_SECONDS = 600;
@@ -134,7 +135,7 @@ export async function createOauth2Credential(ctx: ActivityContext, p: Oauth2Cred
   const orgId = ctx.organization.id;
   if (await ctx.repos.oauth2Credentials.findByClient(orgId, provider, clientId)) throw duplicate(provider, clientId);
   const id = ctx.newId();
-  const clientSecret = ctx.services.barrier.seal(secret, SECRET_AT(id));
+  const clientSecret = await sealForOrganization(ctx.services.barrier, ctx.repos, orgId, ctx.now, secret, SECRET_AT(id));
   secret.fill(0);
   await guardDuplicate(provider, clientId, () =>
     ctx.repos.oauth2Credentials.insert({
@@ -158,7 +159,7 @@ export async function updateOauth2Credential(ctx: ActivityContext, p: Oauth2Cred
   const secret = openClientSecret(ctx, p.encryptedClientSecret);
   const other = await ctx.repos.oauth2Credentials.findByClient(ctx.organization.id, provider, clientId);
   if (other && other.id !== row.id) throw duplicate(provider, clientId);
-  const clientSecret = ctx.services.barrier.seal(secret, SECRET_AT(row.id));
+  const clientSecret = await sealForOrganization(ctx.services.barrier, ctx.repos, row.organization_id, ctx.now, secret, SECRET_AT(row.id));
   secret.fill(0);
   await guardDuplicate(provider, clientId, () =>
     ctx.repos.oauth2Credentials.update(ctx.organization.id, row.id, { provider, client_id: clientId, client_secret: clientSecret, updated_at: ctx.now }),
@@ -203,7 +204,7 @@ export async function oauth2Authenticate(ctx: ActivityContext, p: Oauth2Authenti
   }
   const row = await credentialForLogin(ctx, p.oauth2CredentialId);
   const provider = checkProvider(row.provider);
-  const secret = ctx.services.barrier.open(row.client_secret, SECRET_AT(row.id));
+  const secret = await openForOrganization(ctx.services.barrier, ctx.repos, row.organization_id, row.client_secret, SECRET_AT(row.id));
   let exchanged: Awaited<ReturnType<typeof exchangeAuthorizationCode>>;
   try {
     exchanged = await exchangeAuthorizationCode({

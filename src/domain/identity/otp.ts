@@ -36,6 +36,7 @@ import { magicLink, readEmailCustomization, requestedSender, type EmailCustomiza
 import { markVerifiedByLogin, subOrganizationsTrustingContact } from './verified-contacts.js';
 import { issueKeyBundle, openLoginSession, sessionPublicKey } from './sessions.js';
 import { OTP_TYPES, checkClientSignature, readVerificationToken, tokenRefused, type ClientSignature, type OtpType, type VerificationClaims } from './verification-tokens.js';
+import { openForOrganization, sealForOrganization } from '../keys/organization-keys.js';
 
 export const OTP_MAX_ATTEMPTS = 3;
 export const OTP_MAX_ACTIVE = 3;
@@ -180,7 +181,7 @@ export async function initOtp(
   let bundle: string;
   let sealedKey: string;
   try {
-    sealedKey = ctx.services.barrier.seal(pair.privateKey, otpKeyAt(id));
+    sealedKey = await sealForOrganization(ctx.services.barrier, ctx.repos, orgId, ctx.now, pair.privateKey, otpKeyAt(id));
     bundle = makeOtpEncryptionTargetBundle({ targetPublicKey: pair.publicKey, signerPrivateKey: ctx.services.signer });
   } finally {
     pair.privateKey.fill(0);
@@ -263,7 +264,7 @@ export async function verifyOtp(ctx: ActivityContext, p: VerifyOtpParams): Promi
   let code: string;
   let publicKey: string | undefined;
   if (p.encryptedOtpBundle !== undefined && p.encryptedOtpBundle !== '') {
-    const key = ctx.services.barrier.open(row.target_private_key, otpKeyAt(row.id));
+    const key = await openForOrganization(ctx.services.barrier, ctx.repos, row.organization_id, row.target_private_key, otpKeyAt(row.id));
     try {
       ({ otpCode: code, publicKey } = openOtpBundle({ encryptedOtpBundle: p.encryptedOtpBundle, targetPrivateKey: key }));
     } catch (err) {

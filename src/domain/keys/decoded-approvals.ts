@@ -29,6 +29,7 @@ import type { ActivityRow, Repositories, VoteRow } from '../../store/index.js';
 import { ETHEREUM_INTERFACE, parsedAbiOf } from './contract-interfaces.js';
 import { signingTargetKeywords } from '../governance/policy-context.js';
 import { resolveSigningTarget } from './signing.js';
+import { simulationSection, type AssetChanges } from './simulation.js';
 import { formatAmount } from './velocity-controls.js';
 import { normalBitcoinAddress, ownAddresses } from './velocity-limits.js';
 
@@ -607,7 +608,10 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
  */
 export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: ActivityRow, votes: VoteRow[]): Promise<Record<string, unknown> | undefined> {
   const member = Object.values(JSON.parse(row.intent) as Record<string, SigningIntent>)[0];
+  // A send (eth_send_transaction) names calls, not a transaction: it has no view (its simulation is
+  // recorded and judged, but a view needs the payload whose digest the dashboard checks).
   if (!member || typeof member !== 'object' || (member.unsignedTransaction === undefined && member.payload === undefined && member.payloads === undefined)) return undefined;
+  const recorded = row.simulation ? (JSON.parse(row.simulation) as AssetChanges) : undefined;
   // The consensus matters while votes are still cast; a decided activity's evaluations are in
   // get_policy_evaluations, and skipping them keeps a page of list_activities to the decoding's reads.
   const consensus = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' ? await consensusOf(repos, row, votes) : undefined;
@@ -622,8 +626,26 @@ export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: 
       ownAddresses: async () => (target ? ownAddresses(repos, { bitcoin: { tx: {} }, ...(await signingTargetKeywords(repos, row.organization_id, target)) } as never) : new Set()),
     };
     const view = await decodeSigningIntent(member, sources);
-    return view ? { ...view, ...(consensus ? { consensus } : {}) } : undefined;
+    return view ? { ...withSimulation(view, recorded), ...(consensus ? { consensus } : {}) } : undefined;
   } catch (err) {
     return { error: `the payload does not decode: ${(err as Error).message}`, ...(consensus ? { consensus } : {}) };
   }
 }
+
+// ---------------------------------------------------------------------------------- simulation
+
+/**
+ * The view with the simulation recorded at submission (docs/policies.md "Simulation before approval")
+ * as `simulation` and as a section the CLI prints. An Ethereum transaction without one was not
+ * simulated: the view says so, with why it could not have been.
+ */
+function withSimulation(view: DecodedView, recorded: AssetChanges | undefined): DecodedView & { simulation?: AssetChanges } {
+  const chain = view.format === 'ETHEREUM_TRANSACTION' ? 'ethereum' : view.format === 'SOLANA_TRANSACTION' ? 'solana' : undefined;
+  const simulation =
+    recorded ??
+    (chain ? { ...NOT_SIMULATED, chain, reason: 'no simulation ran when it was submitted: the deployment had no RPC for its chain (or simulation is off), or the transaction names no chain' } : undefined);
+  if (!simulation) return view;
+  return { ...view, sections: [...view.sections, simulationSection(simulation)], simulation };
+}
+
+const NOT_SIMULATED: Omit<AssetChanges, 'chain'> = { status: 'NOT_SIMULATED', network: '', reverted: false, transfers: [], approvals: [], balanceChanges: [], deployments: [], delegations: [] };

@@ -14,7 +14,7 @@ import { reserve } from '../governance/quotas.js';
 import type { PolicyContext } from '../../policy/index.js';
 import { parseDerivationPath, HARDENED_OFFSET } from '../../crypto/hd-path.js';
 import { ACCOUNT_KEY_AT, PRIVATE_KEY_AT, openMnemonic } from './key-material.js';
-import { openerFor } from './organization-keys.js';
+import { openForOrganization, openerFor, sealForOrganization } from './organization-keys.js';
 import { requirePrivateKey, storePrivateKey } from './private-keys.js';
 import { requireUser } from '../lookup.js';
 import { requireWallet, storeWallet, type WalletAccountParams } from './wallets.js';
@@ -104,7 +104,7 @@ export async function issueImportTarget(ctx: ActivityContext, kind: ImportKind, 
     organization_id: ctx.organization.id,
     user_id: userId,
     kind,
-    target_private_key: ctx.services.barrier.seal(target.privateKey, IMPORT_TARGET_AT(id)),
+    target_private_key: await sealForOrganization(ctx.services.barrier, ctx.repos, ctx.organization.id, ctx.now, target.privateKey, IMPORT_TARGET_AT(id)),
     target_public_key: bytesToHex(target.publicKeyUncompressed),
     import_bundle: importBundle,
     expires_at: ctx.now + ctx.services.settings.importBundleTtlMs,
@@ -122,7 +122,7 @@ export async function issueImportTarget(ctx: ActivityContext, kind: ImportKind, 
 async function openImport(ctx: ActivityContext, kind: ImportKind, userId: string, encryptedBundle: string): Promise<Uint8Array> {
   const candidates = await ctx.repos.importBundles.recent(ctx.organization.id, userId, kind, 10);
   for (const c of candidates) {
-    const targetPrivateKey = ctx.services.barrier.open(c.target_private_key, IMPORT_TARGET_AT(c.id));
+    const targetPrivateKey = await openForOrganization(ctx.services.barrier, ctx.repos, c.organization_id, c.target_private_key, IMPORT_TARGET_AT(c.id));
     let plaintext: Uint8Array;
     try {
       plaintext = openImportBundle({

@@ -2,7 +2,7 @@
 // sealed with its own data key, created the first time it seals one, and opened with the key their
 // ciphertext names. The unwrapped key stays in the barrier's bounded per-process cache, so signing
 // reads the key row only the first time a process meets the organization.
-import { sealedKeyOf, type Barrier, type SecretSealer } from '../../barrier/barrier.js';
+import { sealedKeyOf, type Barrier, type SealedLocation, type SecretSealer } from '../../barrier/barrier.js';
 import type { Repositories } from '../../store/index.js';
 import { SigilError } from '../../errors/errors.js';
 
@@ -42,6 +42,16 @@ export async function openerFor(barrier: Barrier, repos: Repositories, organizat
     }
   }
   return barrier.forOrganization(organizationId, keys);
+}
+
+/** One secret of the organization sealed at `loc` with its key (created if it has none). */
+export async function sealForOrganization(barrier: Barrier, repos: Repositories, organizationId: string, now: number, plaintext: Uint8Array, loc: SealedLocation): Promise<string> {
+  return (await sealerFor(barrier, repos, organizationId, now)).seal(plaintext, loc);
+}
+
+/** One secret of the organization opened at `loc`, whichever key sealed it (its own, or the deployment's before migration 032). */
+export async function openForOrganization(barrier: Barrier, repos: Repositories, organizationId: string, sealed: string, loc: SealedLocation): Promise<Buffer> {
+  return (await openerFor(barrier, repos, organizationId, [sealed])).open(sealed, loc);
 }
 
 /** Destroys the organization's key (delete_sub_organization): what it sealed opens no more. */

@@ -27,7 +27,7 @@ import { reserve } from '../governance/quotas.js';
 import type { ActivityContext, OperationContext } from '../context.js';
 import { IMPORT_TARGET_AT, checkTarget, exportBundle, issueImportTarget } from './export-import.js';
 import type { PolicyContext } from '../../policy/index.js';
-import { openerFor, sealerFor } from './organization-keys.js';
+import { openForOrganization, openerFor, sealerFor } from './organization-keys.js';
 
 export const MAX_SECRETS_PER_REQUEST = 32;
 export const MAX_SECRET_BYTES = 16_384;
@@ -118,7 +118,7 @@ async function openSecretPayload(ctx: ActivityContext, s: ImportSecretParams, fi
   if (!row) throw invalid(`${field}.targetPublicKey is not an import target init_import_secrets issued to you in this organization`);
   if (row.used_at !== null) throw invalid(`${field}.targetPublicKey was already used: call init_import_secrets again for a fresh target`);
   if (row.expires_at <= ctx.now) throw invalid(`${field}.targetPublicKey expired: call init_import_secrets again for a fresh target`);
-  const targetPrivateKey = ctx.services.barrier.open(row.target_private_key, IMPORT_TARGET_AT(row.id));
+  const targetPrivateKey = await openForOrganization(ctx.services.barrier, ctx.repos, row.organization_id, row.target_private_key, IMPORT_TARGET_AT(row.id));
   let plaintext: Uint8Array;
   try {
     plaintext = openImportBundle({

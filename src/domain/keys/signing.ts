@@ -39,9 +39,12 @@ export interface SigningTarget {
   key(): SigningKey;
 }
 
-/** The signing key sealed as `sealed` at `at`, opened through the barrier on first use only. */
+/**
+ * The signing key sealed as `sealed` at `at`, opened through the barrier on first use only; the cache
+ * names the location unambiguously, so a ciphertext met at another location is opened (and refused) anew.
+ */
 function sealedKey(barrier: SecretSealer, curve: Curve, sealed: string, at: SealedLocation): () => SigningKey {
-  return () => signingKeyForSealed(`${at.table}:${at.rowId}:${at.column}:${sealed}`, curve, () => barrier.open(sealed, at));
+  return () => signingKeyForSealed(`${JSON.stringify([at.table, at.rowId, at.column])}${sealed}`, curve, () => barrier.open(sealed, at));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

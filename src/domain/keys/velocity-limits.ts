@@ -170,6 +170,7 @@ function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] 
       }
     }
   }
+  if (eth) mergeSimulated(out, context, big(eth.chain_id) ?? 0n, String(eth.from));
   const sol = context.solana?.tx;
   if (sol) {
     for (const t of sol.transfers) out.push({ key: 'sol', amount: big(t.amount) ?? 0n });
@@ -204,6 +205,31 @@ function transfersOf(context: PolicyContext, own: ReadonlySet<string>): Moved[] 
     for (const network of bitcoinNetworksOf(context)) out.push({ key: `btc:${network}`, amount: leaving });
   }
   return out;
+}
+
+/**
+ * What the transaction's simulation says leaves the organization (docs/policies.md "Simulation before
+ * approval"), where one ran: its native and ERC-20 outflows and the ERC-20 allowances it grants. Per
+ * asset, the count is the larger of what the calldata says and what the simulation says, so a token
+ * pull hidden behind a proxy or a delegatecall counts, and a node that under-reports cannot lower
+ * what the calldata shows. Allowances count when the signer grants them. A transaction that was not
+ * simulated counts by its calldata alone.
+ */
+function mergeSimulated(out: Moved[], context: PolicyContext, chainId: bigint, signer: string): void {
+  const sim = context.simulation;
+  if (!sim || sim.status !== 'SIMULATED' || sim.reverted) return;
+  const simulated = new Map<string, bigint>();
+  const add = (key: string, amount: bigint) => simulated.set(key, (simulated.get(key) ?? 0n) + amount);
+  for (const o of sim.outflows) {
+    const amount = big(o.amount) ?? 0n;
+    if (o.asset.kind === 'native') add(`eth:${chainId}`, amount);
+    else if (o.asset.kind === 'erc20') add(`erc20:${chainId}:${o.asset.contract.toLowerCase()}`, amount);
+  }
+  for (const a of sim.approvals) if (a.asset.kind === 'erc20' && !a.revoked && a.owner.toLowerCase() === signer.toLowerCase()) add(`erc20:${chainId}:${a.asset.contract.toLowerCase()}`, big(a.amount) ?? 0n);
+  for (const [key, amount] of simulated) {
+    const said = out.filter((m) => m.key === key).reduce((sum, m) => sum + m.amount, 0n);
+    if (amount > said) out.push({ key, amount: amount - said });
+  }
 }
 
 /** Activity kinds that sign a raw payload, whose transfers cannot be read. */

@@ -24,6 +24,7 @@ import type { QuotasRepo } from './quotas.js';
 import type { RateLimitsRepo } from './rate-limits.js';
 import type { SecretsRepo } from './secrets.js';
 import type { OrganizationKeysRepo } from './organization-keys.js';
+import type { SealedColumnsRepo } from './sealed-columns.js';
 import type { SendTransactionsRepo } from './send-transactions.js';
 import type { SessionProfilesRepo } from './session-profiles.js';
 import type { UserTagsRepo } from './user-tags.js';
@@ -70,6 +71,7 @@ export interface Repositories {
   sessionProfiles: SessionProfilesRepo;
   secrets: SecretsRepo;
   organizationKeys: OrganizationKeysRepo;
+  sealedColumns: SealedColumnsRepo;
   mfaPolicies: MfaPoliciesRepo;
   invitations: InvitationsRepo;
   emailEvents: EmailEventsRepo;

@@ -137,6 +137,7 @@ export class OrganizationsRepo {
       'authenticators',
       'oauth_providers',
       'oauth2_credentials',
+      'otps',
       'ip_allowlists',
       'root_quorum_members',
       'user_tags',

@@ -162,4 +162,18 @@ export const FULL_CONTEXT: PolicyContext = {
   secret: { id: '9a1f0c2e-0000-7000-8000-000000000001', name: 'card', static_properties: { k: 'creditCard' } },
   time: { now: new Date('2026-03-10T14:00:00Z') },
   controls: { k: true },
+  simulation: {
+    status: 'SIMULATED',
+    reason: '',
+    network: '1',
+    block: 19000000,
+    reverted: false,
+    revert_reason: '',
+    outflows: [{ asset: { kind: 'erc20', contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', symbol: 'USDC', decimals: 6, token_id: '' }, from: '0x6666666666666666666666666666666666666666', to: '0x7777777777777777777777777777777777777777', amount: 1200000000 }],
+    transfers: [{ asset: { kind: 'native', contract: '', symbol: 'ETH', decimals: 18, token_id: '' }, from: '0x6666666666666666666666666666666666666666', to: '0x7777777777777777777777777777777777777777', amount: 5 }],
+    approvals: [{ asset: { kind: 'erc20', contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', symbol: 'USDC', decimals: 6, token_id: '' }, owner: '0x6666666666666666666666666666666666666666', spender: '0x8888888888888888888888888888888888888888', amount: 100, unlimited: false, revoked: false, via: 'approve' }],
+    balance_changes: [{ address: '0x6666666666666666666666666666666666666666', asset: { kind: 'native', contract: '', symbol: 'ETH', decimals: 18, token_id: '' }, delta: -5 }],
+    deployments: ['0x9999999999999999999999999999999999999999'],
+    delegations: [{ authority: '0x6666666666666666666666666666666666666666', delegate: '0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B' }],
+  },
 };
