@@ -57,8 +57,9 @@ export class WaitingActivities {
     // Reads never ask a chain's node: an activity whose target needs it (a send) keeps the record's
     // own canApprove, and the vote itself is judged in full.
     const callsNode = operation.decl.loadCallsNode;
-    if (callsNode === true || (typeof callsNode === 'function' && callsNode(ctx, this.parametersOf(target)))) return true;
+    if (callsNode === true) return true;
     try {
+      if (typeof callsNode === 'function' && callsNode(ctx, await this.parametersOf(ctx.repos, target))) return true;
       const input = await this.input(ctx.repos, target, operation.decl, ctx, votes);
       return await includedInConsensus({ ...input, voter: voteOf(target.id, ctx.caller, 'VOTE_SELECTION_APPROVED', '', ctx.now) });
     } catch {
