@@ -10,6 +10,7 @@ import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type 
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { EvmSimulator, TransactionSimulators } from '../domain/keys/simulation.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
+import { SendRecorder } from '../domain/keys/send-tracking.js';
 import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
 import type { OperationContext, Services } from '../domain/context.js';
@@ -142,6 +143,8 @@ export async function openServing({ config, logger, sink, store, deployment, por
   }, (row, votes) => decodedViewOf(store.repos, deployment.barrier, row, votes),
   // Reads show canApprove only to users a vote would count from (docs/policies.md "Approving what you see").
   (row, votes, viewer) => waiting.mayVote(row, votes, viewer.request as OperationContext));
+  // Every chain's sends record their statuses, and enqueue their webhook events, through one recorder.
+  const sendRecorder = new SendRecorder({ repos: store.repos, transaction: (fn) => store.transaction(fn), wakeWebhooks: () => dispatcher.wake() });
   const services: Services = {
     barrier: deployment.barrier,
     signer: deployment.signer,
@@ -158,7 +161,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     broadcasting: new Broadcasting({
       repos: store.repos,
       background: store.background,
-      transaction: (fn) => store.transaction(fn),
+      recorder: sendRecorder,
       rpcUrls: config.evmRpcUrls,
       rpcSetting: evmRpcSetting,
       assets: config.evmAssets,
@@ -167,7 +170,6 @@ export async function openServing({ config, logger, sink, store, deployment, por
       rawSendTtlMs: config.evmRawSendTtlSeconds * 1000,
       rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
       newId,
-      wakeWebhooks: () => dispatcher.wake(),
       log: logger,
     }),
     webhooks: {
@@ -189,19 +191,17 @@ export async function openServing({ config, logger, sink, store, deployment, por
       }),
     );
   }
-  // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the EVM sends' table and recorder.
+  // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the same table and recorder as the EVM sends'.
   services.solanaSends = new SolanaSends({
     repos: store.repos,
     background: store.background,
-    transaction: (fn) => store.transaction(fn),
     rpcUrls: config.solanaRpcUrls,
     cluster: solanaCluster,
     rpcSetting: solanaRpcSetting,
-    statuses: services.broadcasting!,
+    recorder: sendRecorder,
     pollIntervalMs: config.evmPollIntervalMs,
     rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
     newId,
-    wakeWebhooks: () => dispatcher.wake(),
     log: logger,
   });
   await recordBootProof(store.repos, services.appProofKey, deployment.signer, VERSION, Date.now());
@@ -300,16 +300,16 @@ export async function openServing({ config, logger, sink, store, deployment, por
       frames = frameUrls(new URL(framesBase).origin);
       dispatcher.start();
       logger.info({ store: store.dialect, location: store.location }, 'sigil started');
-      services.broadcasting?.start();
-      services.solanaSends?.start();
+      services.broadcasting?.tracker.start();
+      services.solanaSends?.tracker.start();
       resealer.start();
     },
     close: async (timeoutMs, onDrained) => {
       // Stop accepting, let in-flight requests finish; the database stays open.
       const drained = await drainServers([api, proxy, framesApp], timeoutMs);
       onDrained?.(drained);
-      await services.broadcasting?.stop();
-      await services.solanaSends?.stop();
+      await services.broadcasting?.tracker.stop();
+      await services.solanaSends?.tracker.stop();
       // Attempts in flight finish (each has its deadline); what is left waits in the outbox.
       await dispatcher.stop();
       await resealer.stop();

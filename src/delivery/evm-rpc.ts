@@ -1,11 +1,9 @@
 // An Ethereum JSON-RPC client over HTTP (execution-apis: eth_* methods), for broadcasting (
 // docs/broadcasting.md "Broadcasting"): one per configured chain. Quantities travel as 0x hex (returned here as
 // bigint); a node's error answer becomes an EvmRpcError carrying its code, message and revert
-// data, so the domain can tell a revert (code 3 with data) from a refusal. An answer is read up to
-// a size cap (Config.evmRpcMaxResponseBytes): a node cannot make Sigil buffer without end.
-
-/** How long one call may take before it counts as failed (a slow node must not hold a request forever). */
-const CALL_TIMEOUT_MS = 15_000;
+// data, so the domain can tell a revert (code 3 with data) from a refusal. The call itself (deadline,
+// size cap Config.evmRpcMaxResponseBytes) is the one every chain's client makes (./json-rpc.ts).
+import { DEFAULT_MAX_RESPONSE_BYTES, JsonRpcClient, readBounded, type JsonRpcEndpoint } from './json-rpc.js';
 
 export class EvmRpcError extends Error {
   constructor(
@@ -45,65 +43,20 @@ function callObject(c: EvmCall): Record<string, string> {
   return out;
 }
 
-/** The largest answer read when the caller sets none. */
-const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** An EVM node's failures: revert data (a string) is kept, other error data is not. */
+const EVM_ENDPOINT: JsonRpcEndpoint = {
+  name: "the chain's RPC endpoint",
+  error: (message, code, data) => new EvmRpcError(message, code, typeof data === 'string' ? data : undefined),
+};
 
-/** The body of `response`, refused once it passes `limit` bytes (the rest is not read). */
-export async function boundedText(response: Response, limit: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (declared > limit) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new EvmRpcError(`the chain's RPC endpoint answered more than ${limit} bytes (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES)`);
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new EvmRpcError(`the chain's RPC endpoint answered more than ${limit} bytes (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES)`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The body of `response`, refused (EvmRpcError) once it passes `limit` bytes (the rest is not read). */
+export function boundedText(response: Response, limit: number): Promise<string> {
+  return readBounded(response, limit, EVM_ENDPOINT);
 }
 
-export class EvmRpc {
-  private id = 0;
-
-  constructor(
-    readonly url: string,
-    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
-  ) {}
-
-  async request<T>(method: string, params: unknown[]): Promise<T> {
-    let response: Response;
-    try {
-      response = await fetch(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
-    } catch (err) {
-      throw new EvmRpcError(`the chain's RPC endpoint could not be reached: ${(err as Error).message}`);
-    }
-    let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
-    const text = await boundedText(response, this.maxResponseBytes);
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new EvmRpcError(`the chain's RPC endpoint answered ${response.status} without a JSON-RPC body`);
-    }
-    if (body.error) {
-      const data = typeof body.error.data === 'string' ? body.error.data : undefined;
-      throw new EvmRpcError(String(body.error.message), body.error.code, data);
-    }
-    return body.result as T;
+export class EvmRpc extends JsonRpcClient {
+  constructor(url: string, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES) {
+    super(url, maxResponseBytes, EVM_ENDPOINT);
   }
 
   async chainId(): Promise<bigint> {

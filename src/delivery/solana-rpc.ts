@@ -3,13 +3,9 @@
 // "Solana"): one per configured cluster. simulateTransaction and getMultipleAccounts serve the
 // simulation before approval (docs/policies.md "Simulation before approval", "Solana"). A node's error answer becomes a
 // SolanaRpcError carrying its code, message and data (a failed preflight's error and program logs),
-// so the domain can tell a refused transaction from an unreachable node. Answers are read up to the
-// same size cap as the EVM nodes' (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES).
-import { boundedText } from './evm-rpc.js';
-
-/** How long one call may take before it counts as failed. */
-const CALL_TIMEOUT_MS = 15_000;
-const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+// so the domain can tell a refused transaction from an unreachable node. The call itself (deadline,
+// the same size cap as the EVM nodes', SIGIL_EVM_RPC_MAX_RESPONSE_BYTES) is every chain's (./json-rpc.ts).
+import { DEFAULT_MAX_RESPONSE_BYTES, JsonRpcClient, type JsonRpcEndpoint } from './json-rpc.js';
 
 export class SolanaRpcError extends Error {
   constructor(
@@ -31,38 +27,16 @@ export interface SignatureStatus {
   confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
 }
 
-export class SolanaRpc {
-  private id = 0;
+/** A Solana node's failures: object data (a failed preflight's `{ err, logs }`) is kept. */
+const SOLANA_ENDPOINT: JsonRpcEndpoint = {
+  name: "the cluster's RPC endpoint",
+  error: (message, code, data) =>
+    new SolanaRpcError(message, code === undefined ? undefined : Number(code), typeof data === 'object' && data !== null ? (data as SolanaRpcError['data']) : undefined),
+};
 
-  constructor(
-    readonly url: string,
-    private readonly maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
-  ) {}
-
-  async request<T>(method: string, params: unknown[]): Promise<T> {
-    let response: Response;
-    try {
-      response = await fetch(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
-    } catch (err) {
-      throw new SolanaRpcError(`the cluster's RPC endpoint could not be reached: ${(err as Error).message}`);
-    }
-    const text = await boundedText(response, this.maxResponseBytes).catch((err: Error) => Promise.reject(new SolanaRpcError(err.message)));
-    let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new SolanaRpcError(`the cluster's RPC endpoint answered ${response.status} without a JSON-RPC body`);
-    }
-    if (body.error) {
-      const data = typeof body.error.data === 'object' && body.error.data !== null ? (body.error.data as SolanaRpcError['data']) : undefined;
-      throw new SolanaRpcError(String(body.error.message), Number(body.error.code), data);
-    }
-    return body.result as T;
+export class SolanaRpc extends JsonRpcClient {
+  constructor(url: string, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES) {
+    super(url, maxResponseBytes, SOLANA_ENDPOINT);
   }
 
   async latestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {

@@ -13,6 +13,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startSigil, type SigilInstance } from '../helpers/sigil.js';
 import { httpClient, newKey, sdkServerClient } from '../helpers/clients.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
+import { approve, twoApprovers } from '../helpers/approvals.js';
 
 const CAIP2 = 'eip155:11155111';
 /** anvil's first default account (its well-known development key), which signs the raw transaction. */
@@ -107,21 +108,9 @@ afterAll(async () => {
 describe('a slow chain node', () => {
   it('is not asked by reads of a waiting send, and an approval waiting on it holds no other organization up', async () => {
     const api = sdkServerClient(sigil);
-    const aliceKey = newKey();
-    const carolKey = newKey();
-    const { userIds } = await api.createUsers({
-      users: [
-        { userName: 'slow alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: 'slow carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-      ],
-    });
-    await api.createPolicy({
-      policyName: 'sends need alice and carol',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2' && eth.tx.value == 77",
-      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
-      notes: '',
-    });
+    const {
+      approvers: [{ key: aliceKey }, { key: carolKey }],
+    } = await twoApprovers(sigil, ['slow alice', 'slow carol'], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2' && eth.tx.value == 77");
     // Another organization, with its own root key.
     const otherKey = newKey();
     const other = await api.createSubOrganization({
@@ -178,22 +167,9 @@ describe('a slow chain node', () => {
   });
 
   it('an approved raw send is recorded without asking the node, and broadcast once the approval has committed', async () => {
-    const api = sdkServerClient(sigil);
-    const aliceKey = newKey();
-    const carolKey = newKey();
-    const { userIds } = await api.createUsers({
-      users: [
-        { userName: 'raw alice', apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: 'raw carol', apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-      ],
-    });
-    await api.createPolicy({
-      policyName: 'raw sends need alice and carol',
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'",
-      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
-      notes: '',
-    });
+    const {
+      approvers: [{ key: aliceKey }, { key: carolKey }],
+    } = await twoApprovers(sigil, ['raw alice', 'raw carol'], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'");
     const chain = createPublicClient({ transport: http(anvil.url) });
     const account = privateKeyToAccount(ANVIL_KEY);
     const to = '0x000000000000000000000000000000000000ba11' as Hex;
@@ -209,12 +185,7 @@ describe('a slow chain node', () => {
     // The node does not answer while carol approves: the approval completes all the same.
     node.shut();
     node.calls = [];
-    await httpClient(sigil, carolKey).approveActivity({
-      type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
-      timestampMs: String(Date.now()),
-      organizationId: orgId,
-      parameters: { fingerprint: submitted.activity.fingerprint },
-    });
+    await approve(sigil, carolKey, submitted.activity.fingerprint);
     const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
     expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
     expect(node.calls).not.toContain('eth_sendRawTransaction');

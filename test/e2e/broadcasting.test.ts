@@ -6,16 +6,15 @@
 // address are allocated nonces by both, on SQLite and on PostgreSQL. Status changes reach a
 // webhook receiver on loopback as SEND_TRANSACTION_STATUS_UPDATES events, each signature checked
 // with @turnkey/crypto's verifyTurnkeyWebhookSignature.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto';
 import { createPublicClient, createTestClient, http, parseEther, serializeTransaction, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { serveAnother, startSigil, terminate, type SigilInstance } from '../helpers/sigil.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { dbSnapshot, execSql, expectRefusedUnchanged } from '../helpers/db-snapshot.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
+import { approve, twoApprovers } from '../helpers/approvals.js';
+import { receiveSendEvents, type SendEvents } from '../helpers/send-events.js';
 
 const CAIP2 = 'eip155:11155111';
 /** anvil's first default account (its well-known development key), funding the raw-transaction test. */
@@ -27,10 +26,8 @@ let second: SigilInstance;
 let orgId: string;
 let from: Hex;
 let publicClient: ReturnType<typeof createPublicClient>;
-let receiver: Server;
-/** SEND_TRANSACTION_STATUS_UPDATES payloads the receiver accepted (signature verified), in arrival order. */
-const events: any[] = [];
-let badSignatures = 0;
+/** The webhook receiver of SEND_TRANSACTION_STATUS_UPDATES (signatures checked). */
+let receiver: SendEvents;
 /** Sends whose events the webhook test checks. */
 const tracked: { included?: string; reverted?: string } = {};
 
@@ -55,27 +52,7 @@ beforeAll(async () => {
   }, { process: true });
   second = await serveAnother(sigil);
   orgId = sigil.root.organizationId;
-  const { webhookVerificationKey: key } = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const check = verifyTurnkeyWebhookSignature({ headers: req.headers as Record<string, string>, body, verificationKeys: [key], maxTimestampAgeMs: 5 * 60_000 });
-      if (!check.ok) badSignatures++;
-      else if (req.headers['x-turnkey-event-type'] === 'SEND_TRANSACTION_STATUS_UPDATES') events.push(JSON.parse(body.toString('utf8')));
-      res.statusCode = check.ok ? 200 : 401;
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const hook = await httpClient(sigil).createWebhookEndpoint({
-    type: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT',
-    timestampMs: String(Date.now()),
-    organizationId: orgId,
-    parameters: { name: 'transactions', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tx`, subscriptions: [{ eventType: 'SEND_TRANSACTION_STATUS_UPDATES' }] },
-  } as never);
-  expect(hook.activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+  receiver = await receiveSendEvents(sigil);
   publicClient = createPublicClient({ transport: http(anvil.url) });
   const w = await sdkServerClient(sigil).createWallet({
     walletName: 'broadcasting',
@@ -91,8 +68,7 @@ afterAll(async () => {
   await second?.stop();
   await sigil?.stop();
   await anvil?.stop();
-  receiver?.closeAllConnections();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 const recipient = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
@@ -219,24 +195,9 @@ describe('eth_send_transaction', () => {
    * approved by carol on the second. Answers the send's id once the approval completed the activity.
    */
   async function sendApprovedByTwo(to: Hex, value: string, afterApproval?: (id: string) => Promise<void>): Promise<string> {
-    const api = sdkServerClient(sigil);
-    const aliceKey = newKey();
-    const carolKey = newKey();
-    const { userIds } = await api.createUsers({
-      users: [
-        { userName: `bcast alice ${value}`, apiKeys: [{ apiKeyName: 'a', publicKey: aliceKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-        { userName: `bcast carol ${value}`, apiKeys: [{ apiKeyName: 'c', publicKey: carolKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] },
-      ],
-    });
-    const policy = await api.createPolicy({
-      policyName: `sends need alice and carol ${value}`,
-      effect: 'EFFECT_ALLOW',
-      condition: "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'",
-      consensus: `approvers.filter(u, u.id == '${userIds[0]}' || u.id == '${userIds[1]}').count() >= 2`,
-      notes: '',
-    });
+    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, [`bcast alice ${value}`, `bcast carol ${value}`], "activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'");
     try {
-      const submitted = await httpClient(sigil, aliceKey).ethSendTransaction({
+      const submitted = await httpClient(sigil, alice.key).ethSendTransaction({
         type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
         timestampMs: String(Date.now()),
         organizationId: orgId,
@@ -245,19 +206,14 @@ describe('eth_send_transaction', () => {
       expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
       expect(await publicClient.getBalance({ address: to })).toBe(0n);
       // Approved on the other process.
-      await httpClient(second, carolKey).approveActivity({
-        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
-        timestampMs: String(Date.now()),
-        organizationId: orgId,
-        parameters: { fingerprint: submitted.activity.fingerprint },
-      });
+      await approve(second, carol.key, submitted.activity.fingerprint);
       const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
       expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
       const id = (activity.result as any).ethSendTransactionResultV2.sendTransactionStatusId as string;
       await afterApproval?.(id);
       return id;
     } finally {
-      await api.deletePolicy({ policyId: policy.policyId });
+      await sdkServerClient(sigil).deletePolicy({ policyId });
     }
   }
 
@@ -430,7 +386,7 @@ describe('SEND_TRANSACTION_STATUS_UPDATES', () => {
   /** The statuses delivered for one send, in order of arrival (a redelivery, at least once, counted once). */
   async function delivered(id: string, last: string) {
     for (;;) {
-      const mine = events.filter((e) => e.msg.sendTransactionStatusId === id);
+      const mine = receiver.events.filter((e) => e.msg.sendTransactionStatusId === id);
       if (mine.some((e) => e.msg.txStatus === last)) {
         const seen = new Map<string, any>();
         for (const e of mine) if (!seen.has(e.msg.idempotencyKey)) seen.set(e.msg.idempotencyKey, e);
@@ -456,7 +412,7 @@ describe('SEND_TRANSACTION_STATUS_UPDATES', () => {
     const reverted = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: tracked.reverted! });
     expect(failed[2].msg.txError).toBe('execution reverted: nope');
     expect(failed[2].msg.error).toEqual(reverted.error);
-    expect(badSignatures).toBe(0);
+    expect(receiver.badSignatures()).toBe(0);
   });
 });
 

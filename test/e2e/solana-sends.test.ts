@@ -6,11 +6,10 @@
 // @solana/web3.js and @solana/spl-token, left unsigned and without a blockhash, as a client would;
 // every outcome is read back from the node with web3.js's Connection (balances, token accounts,
 // signature statuses). Status changes reach a webhook receiver on loopback as
-// SEND_TRANSACTION_STATUS_UPDATES events, each signature checked with @turnkey/crypto.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// SEND_TRANSACTION_STATUS_UPDATES events, each signature checked with @turnkey/crypto. A send that
+// waits for a second approval (a consensus policy needing two users) is recorded, signed and sent
+// only once that approval arrives, and lands (test/helpers/approvals.ts sets the approvers up).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import {
   MINT_SIZE,
@@ -23,6 +22,9 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { runSigil, startSigil, type SigilInstance } from '../helpers/sigil.js';
+import { execSql } from '../helpers/db-snapshot.js';
+import { approve, twoApprovers } from '../helpers/approvals.js';
+import { receiveSendEvents, type SendEvents } from '../helpers/send-events.js';
 import { activityBody, httpClient, newKey, rawPost, sdkServerClient } from '../helpers/clients.js';
 import { startSolanaNode, type SolanaNode } from '../helpers/solana-rpc.js';
 
@@ -37,9 +39,8 @@ let connection: Connection;
 /** The fee payer and a second signer, both Sigil wallet accounts. */
 let payer: PublicKey;
 let cosigner: PublicKey;
-let receiver: Server;
-const events: any[] = [];
-let badSignatures = 0;
+/** The webhook receiver of SEND_TRANSACTION_STATUS_UPDATES (signatures checked). */
+let receiver: SendEvents;
 /** A local mint (its authority a test key, not Sigil's) with 1,000 tokens in the payer's token account. */
 const mintAuthority = Keypair.generate();
 const mint = Keypair.generate();
@@ -81,26 +82,7 @@ beforeAll(async () => {
   });
   orgId = sigil.root.organizationId;
   connection = new Connection(node.url, 'confirmed');
-  const { webhookVerificationKey: key } = await (await fetch(`${sigil.url}/.well-known/sigil.json`)).json();
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const check = verifyTurnkeyWebhookSignature({ headers: req.headers as Record<string, string>, body, verificationKeys: [key], maxTimestampAgeMs: 5 * 60_000 });
-      if (!check.ok) badSignatures++;
-      else if (req.headers['x-turnkey-event-type'] === 'SEND_TRANSACTION_STATUS_UPDATES') events.push(JSON.parse(body.toString('utf8')));
-      res.statusCode = check.ok ? 200 : 401;
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  await httpClient(sigil).createWebhookEndpoint({
-    type: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT',
-    timestampMs: String(Date.now()),
-    organizationId: orgId,
-    parameters: { name: 'transactions', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tx`, subscriptions: [{ eventType: 'SEND_TRANSACTION_STATUS_UPDATES' }] },
-  } as never);
+  receiver = await receiveSendEvents(sigil);
   const account = (i: number) => ({ curve: 'CURVE_ED25519', pathFormat: 'PATH_FORMAT_BIP32', path: `m/44'/501'/${i}'/0'`, addressFormat: 'ADDRESS_FORMAT_SOLANA' }) as const;
   const w = await sdkServerClient(sigil).createWallet({ walletName: 'solana sender', accounts: [account(0), account(1)] });
   payer = new PublicKey(w.addresses[0]);
@@ -124,7 +106,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (sigil) await sigil.stop();
   await node?.close();
-  receiver?.close();
+  await receiver?.close();
 });
 
 describe('sol_send_transaction', () => {
@@ -362,6 +344,42 @@ describe('sol_send_transaction', () => {
     }
   });
 
+  it('a send that needs a second approval (quorum 2 by a consensus policy) is signed and sent once the second approval arrives, and lands', async () => {
+    const { approvers: [alice, carol], policyId } = await twoApprovers(sigil, ['solana alice', 'solana carol approver'], "activity.type == 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2'");
+    try {
+      const to = Keypair.generate().publicKey;
+      const payerBefore = await connection.getBalance(payer);
+      const sent = () => node.calls.filter((c) => c === 'sendTransaction').length;
+      const submitted = await httpClient(sigil, alice.key).solSendTransaction({
+        type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId: orgId,
+        parameters: { unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 2_121_212 })]), signWiths: [payer.toBase58()], caip2: CAIP2 },
+      });
+      expect(submitted.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+      // Waiting for carol: nothing is recorded, signed or sent.
+      const sentBefore = sent();
+      const recorded = () => execSql(sigil, 'select count(*) as n from send_transactions where activity_fingerprint = ?', [submitted.activity.fingerprint]);
+      expect(Number((await recorded())[0].n)).toBe(0);
+      expect(await connection.getBalance(to)).toBe(0);
+      await approve(sigil, carol.key, submitted.activity.fingerprint);
+      const { activity } = await httpClient(sigil).getActivity({ organizationId: orgId, activityId: submitted.activity.id });
+      expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+      expect(Number((await recorded())[0].n)).toBe(1);
+      const id = (activity.result as any).solSendTransactionResultV2.sendTransactionStatusId as string;
+      const status = await finalStatus(id);
+      expect(status.txStatus).toBe('INCLUDED');
+      const signature = (status as any).solana.signature as string;
+      expect((await connection.getSignatureStatus(signature)).value?.err).toBeNull();
+      // Landed once: the transfer and one signature's fee, from the approved transaction.
+      expect(await connection.getBalance(to)).toBe(2_121_212);
+      expect(await connection.getBalance(payer)).toBe(payerBefore - 2_121_212 - 5000);
+      expect(sent()).toBeGreaterThan(sentBefore);
+    } finally {
+      await sdkServerClient(sigil).deletePolicy({ policyId });
+    }
+  });
+
   it('a cluster without an RPC is refused, naming the setting', async () => {
     await expect(
       sdkServerClient(sigil).solSendTransaction({ unsignedTransaction: unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: payer, lamports: 1 })]), signWiths: [payer.toBase58()], caip2: 'solana:mainnet' } as never),
@@ -391,7 +409,7 @@ describe('SEND_TRANSACTION_STATUS_UPDATES for Solana sends', () => {
     const status = await finalStatus(id);
     let mine: any[] = [];
     for (;;) {
-      mine = [...new Map(events.filter((e) => e.msg.sendTransactionStatusId === id).map((e) => [e.msg.idempotencyKey, e])).values()];
+      mine = [...new Map(receiver.events.filter((e) => e.msg.sendTransactionStatusId === id).map((e) => [e.msg.idempotencyKey, e])).values()];
       if (mine.some((e) => e.msg.txStatus === 'INCLUDED')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -400,6 +418,6 @@ describe('SEND_TRANSACTION_STATUS_UPDATES for Solana sends', () => {
       expect(e.msg).toMatchObject({ organizationId: orgId, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', from: payer.toBase58(), nonce: null, solana: { signature: (status as any).solana.signature } });
       expect(e.msg.eth).toBeUndefined();
     }
-    expect(badSignatures).toBe(0);
+    expect(receiver.badSignatures()).toBe(0);
   });
 });

@@ -12,8 +12,9 @@
 // Statuses (txStatus): INITIALIZED (signed, recorded, not yet accepted by the node), BROADCASTING
 // (accepted, waiting for a block), INCLUDED (mined and succeeded), FAILED (refused by the node,
 // reverted, replaced or dropped; `error` says which, with the revert reason where there is one).
-// Every change goes through `recordSendTransactionStatus`, in the transaction that makes it, which
-// is where a status-change event (webhooks' SEND_TRANSACTION_STATUS_UPDATES) is enqueued.
+// Every change, and its SEND_TRANSACTION_STATUS_UPDATES webhook event, is recorded by the send
+// recorder every chain's sends share (src/domain/keys/send-tracking.ts); what the node's answers
+// mean for an EVM send is in src/domain/keys/evm-tracking.ts.
 //
 // Nonces: allocated in the database under a row lock per (chain, address) (migration 024): the
 // larger of the next one Sigil stored and the node's pending nonce, so sends from one address in
@@ -27,76 +28,22 @@
 // be signed, before the policies judge it (they see those fees in eth.tx); its answers are read up
 // to a size cap (src/delivery/evm-rpc.ts); its URL is https unless the operator lists the host.
 //
-// Tracking: each pass goes through the organizations with sends in flight in turn,
-// at most TRACK_PER_ORGANIZATION sends of each, least recently checked first, so no organization's
-// sends can hold back another's. A raw send (eth_send_raw_transaction) not mined within
+// Tracking: the shared send tracker (organizations in turn, least recently checked first) over the
+// sends of the chains configured here only. A raw send (eth_send_raw_transaction) not mined within
 // SIGIL_EVM_RAW_SEND_TTL_SECONDS is FAILED as expired.
 import { EvmRpc, EvmRpcError, type EvmCall } from '../../delivery/evm-rpc.js';
 import { ethereumTransactionHash, serializeUnsignedEip1559, serializeUnsignedEip7702, type Eip1559Fields } from '../../chains/transactions.js';
 import { SigilError, invalid } from '../../errors/errors.js';
-import type { Repositories, SendTransactionRow } from '../../store/index.js';
+import type { Repositories } from '../../store/index.js';
 import type { EvmAssetSetting } from '../../config/config.js';
 import type { ActivityContext, OperationContext } from '../context.js';
-import { isUniqueViolation } from '../../store/index.js';
-import { enqueueWebhookEvent } from '../governance/webhooks.js';
 import { parseForSigning, resolveSigningTarget, signEip7702Authorization, signParsedTransaction, type SigningTarget } from './signing.js';
+import { TX_STATUS, nodeClients, sendRow, sendTracker, type ChainSendsDeps, type SendTracker } from './send-tracking.js';
+import { EvmTracking, revertEntry, revertError } from './evm-tracking.js';
 
-export const TX_STATUS = {
-  INITIALIZED: 'INITIALIZED',
-  BROADCASTING: 'BROADCASTING',
-  INCLUDED: 'INCLUDED',
-  FAILED: 'FAILED',
-} as const;
-export type TxStatus = (typeof TX_STATUS)[keyof typeof TX_STATUS];
-const IN_FLIGHT: TxStatus[] = [TX_STATUS.INITIALIZED, TX_STATUS.BROADCASTING];
-
-/** v1RevertChainEntry. */
-export interface RevertChainEntry {
-  address: string;
-  errorType: 'unknown' | 'native' | 'custom';
-  displayMessage: string;
-  native?: { nativeType: 'error_string' | 'panic' | 'execution_reverted'; message?: string; panicCode?: string };
-  unknown?: { selector?: string; data?: string };
-}
-
-/** v1TxError. */
-export interface TxError {
-  message: string;
-  revertChain?: RevertChainEntry[];
-  eth?: { revertChain: RevertChainEntry[] };
-  /** v1SolanaFailureDetails (sol_send_transaction; src/domain/keys/solana-sends.ts). */
-  solana?: { source?: string; rpcCode?: number; rpcMessage?: string; transactionErrorJson?: string; logs?: string[] };
-}
-
-/**
- * The body of a SEND_TRANSACTION_STATUS_UPDATES webhook event (Sigil's reading; Turnkey documents
- * only `msg.idempotencyKey`): the status get_send_transaction_status would now answer, with what
- * identifies the transaction. `idempotencyKey` is the send and the status, the same for every
- * delivery of this change.
- */
-export interface SendTransactionStatusEvent {
-  type: 'SEND_TRANSACTION_STATUS_UPDATES';
-  msg: {
-    idempotencyKey: string;
-    organizationId: string;
-    sendTransactionStatusId: string;
-    caip2: string;
-    from: string;
-    nonce: string | null;
-    previousTxStatus: TxStatus | null;
-    txStatus: TxStatus;
-    eth?: { txHash: string };
-    /** A Solana send (sol_send_transaction) names its transaction by its first signature instead. */
-    solana?: { signature: string };
-    txError?: string;
-    error?: TxError;
-    timestampMs: string;
-  };
-}
-
-/** Order of the statuses within one send's events: a later status never goes out before an earlier one. */
-const STATUS_SEQUENCE: Record<TxStatus, number> = { INITIALIZED: 1, BROADCASTING: 2, INCLUDED: 3, FAILED: 3 };
-
+// What other modules read of a send's statuses and errors, where they always found it.
+export { TX_STATUS, type RevertChainEntry, type SendTransactionStatusEvent, type TxError, type TxStatus } from './send-tracking.js';
+export { revertEntry } from './evm-tracking.js';
 
 /** The parameters of eth_send_transaction V2 (v1EthSendTransactionIntentV2). */
 export interface EthSendTransactionParams {
@@ -157,12 +104,6 @@ const HEX_DATA = /^0x([0-9a-fA-F]{2})*$/;
 const UINT = /^(0|[1-9][0-9]{0,77})$/;
 /** Head room over eth_estimateGas: state can move between the estimate and the block. */
 const GAS_MARGIN_PERCENT = 20n;
-/** How long a signed, recorded transaction may stay unbroadcast before the tracker broadcasts it (a crash in between). */
-const REBROADCAST_AFTER_MS = 5_000;
-/** Sends of one organization the tracker looks at per pass: no organization can take a whole pass. */
-const TRACK_PER_ORGANIZATION = 20;
-/** Organizations the tracker visits per pass; the next pass goes on from where this one stopped. */
-const TRACK_ORGANIZATIONS_PER_PASS = 50;
 
 function quantity(name: string, v: string | undefined): bigint | undefined {
   if (v === undefined || v === '') return undefined;
@@ -185,55 +126,13 @@ function checkAddress(name: string, address: string): string {
   return address.toLowerCase();
 }
 
-const ERROR_STRING = '0x08c379a0';
-const PANIC = '0x4e487b71';
-
-/** Decodes revert data: Error(string), Panic(uint256), none, or an unknown selector (v1RevertChainEntry). */
-export function revertEntry(address: string, data: string | undefined, nodeMessage: string): RevertChainEntry {
-  const d = (data ?? '0x').toLowerCase();
-  if (d.startsWith(ERROR_STRING) && d.length >= 10 + 128) {
-    const body = Buffer.from(d.slice(10), 'hex');
-    const length = Number(BigInt('0x' + body.subarray(32, 64).toString('hex')));
-    const message = body.subarray(64, 64 + length).toString('utf8');
-    return { address, errorType: 'native', displayMessage: `execution reverted: ${message}`, native: { nativeType: 'error_string', message } };
-  }
-  if (d.startsWith(PANIC) && d.length === 10 + 64) {
-    const code = BigInt('0x' + d.slice(10));
-    return { address, errorType: 'native', displayMessage: `panic: 0x${code.toString(16)}`, native: { nativeType: 'panic', panicCode: code.toString() } };
-  }
-  if (d === '0x' || d === '') {
-    return { address, errorType: 'native', displayMessage: nodeMessage || 'execution reverted', native: { nativeType: 'execution_reverted' } };
-  }
-  return { address, errorType: 'unknown', displayMessage: `execution reverted with custom error ${d.slice(0, 10)}`, unknown: { selector: d.slice(0, 10), data: d } };
-}
-
-function revertError(entry: RevertChainEntry): TxError {
-  return { message: entry.displayMessage, revertChain: [entry], eth: { revertChain: [entry] } };
-}
-
-export interface BroadcastingDeps {
-  repos: Repositories;
-  /** What the tracker polls through (Store.background: off the request path's connections); `repos` if absent. */
-  background?: Repositories;
-  /** Runs `fn` in one database transaction (Store.transaction). */
-  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
-  /** CAIP-2 chain id → JSON-RPC URL (Config.evmRpcUrls). */
-  rpcUrls: Record<string, string>;
-  /** The setting that configures a chain's RPC, named when a chain has none. */
-  rpcSetting(caip2: string): string;
+export interface BroadcastingDeps extends ChainSendsDeps {
   /** CAIP-2 chain id → the ERC-20 tokens the operator lists (Config.evmAssets; src/domain/keys/assets.ts). */
   assets?: Record<string, EvmAssetSetting[]>;
-  pollIntervalMs: number;
   /** The operator's fee cap `which` on a chain, in wei, and the setting that sets it (Config.evmFeeCaps). */
   feeCap(caip2: string, which: 'maxFeePerGas' | 'maxTxFee'): { wei: bigint; setting: string };
   /** How long a raw send may stay unmined before it is FAILED as expired (SIGIL_EVM_RAW_SEND_TTL_SECONDS). */
   rawSendTtlMs: number;
-  /** The largest JSON-RPC answer read (SIGIL_EVM_RPC_MAX_RESPONSE_BYTES). */
-  rpcMaxResponseBytes?: number;
-  newId(): string;
-  /** Tells this process's webhook dispatcher that events were committed (it polls anyway). */
-  wakeWebhooks?: () => void;
-  log?: { warn(obj: object, msg: string): void };
 }
 
 declare module '../context.js' {
@@ -244,18 +143,17 @@ declare module '../context.js' {
 }
 
 export class Broadcasting {
-  private readonly rpcs = new Map<string, EvmRpc>();
+  private readonly rpcs: Map<string, EvmRpc>;
   /** policyContext and execute of one request share the transaction built for the policy. */
   private readonly prepared = new WeakMap<object, Promise<PreparedSend>>();
-  private timer: NodeJS.Timeout | undefined;
-  /** Events were enqueued by a transaction of this process: wake the dispatcher once it committed. */
-  private pendingWake = false;
-  private ticking: Promise<void> | undefined;
-  /** The last organization the tracker visited: the next pass goes on after it. */
-  private trackCursor: string | undefined;
+  private readonly tracking: EvmTracking;
+  /** Follows this family's sends in flight (started and stopped with the process's servers). */
+  readonly tracker: SendTracker;
 
   constructor(private readonly deps: BroadcastingDeps) {
-    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new EvmRpc(url, deps.rpcMaxResponseBytes));
+    this.rpcs = nodeClients(deps, (url, max) => new EvmRpc(url, max));
+    this.tracking = new EvmTracking({ rpcs: this.rpcs, recorder: deps.recorder, rawSendTtlMs: deps.rawSendTtlMs, log: deps.log });
+    this.tracker = sendTracker(deps, this.tracking);
   }
 
   /**
@@ -292,66 +190,6 @@ export class Broadcasting {
   /** The ERC-20 tokens listed for a chain (SIGIL_EVM_ASSETS), none when it lists none. */
   tokens(caip2: string): EvmAssetSetting[] {
     return this.deps.assets?.[caip2] ?? [];
-  }
-
-  /**
-   * The one place a send's status changes: inserts it (from null) or moves it from `from` to `to`
-   * when it still is in `from`, and puts the SEND_TRANSACTION_STATUS_UPDATES event in the webhook
-   * outbox in the same transaction, so the change and its event commit together. False when another
-   * process recorded the change first (it also enqueued the event).
-   */
-  async recordSendTransactionStatus(
-    repos: Repositories,
-    row: SendTransactionRow,
-    from: TxStatus | null,
-    to: TxStatus,
-    opts: { error?: TxError; nonce?: number; at?: number } = {},
-  ): Promise<boolean> {
-    const at = opts.at ?? Date.now();
-    const error = opts.error ? JSON.stringify(opts.error) : undefined;
-    if (from === null) {
-      await repos.sendTransactions.insert({ ...row, status: to, error: error ?? null, created_at: at, updated_at: at });
-    } else if (!(await repos.sendTransactions.setStatus(row.id, from, to, { error, nonce: opts.nonce, at }))) {
-      return false;
-    }
-    const nonce = opts.nonce ?? row.nonce;
-    const event: SendTransactionStatusEvent = {
-      type: 'SEND_TRANSACTION_STATUS_UPDATES',
-      msg: {
-        idempotencyKey: `${row.id}:${to}`,
-        organizationId: row.organization_id,
-        sendTransactionStatusId: row.id,
-        caip2: row.caip2,
-        from: row.from_address,
-        nonce: nonce === null ? null : String(nonce),
-        previousTxStatus: from,
-        txStatus: to,
-        ...chainStatus(row),
-        ...(opts.error ? { txError: opts.error.message, error: opts.error } : {}),
-        timestampMs: String(at),
-      },
-    };
-    const queued = await enqueueWebhookEvent(repos, row.organization_id, 'SEND_TRANSACTION_STATUS_UPDATES', event, {
-      subject: `send-transaction:${row.id}`,
-      sequence: STATUS_SEQUENCE[to],
-      now: at,
-    });
-    if (queued > 0) this.pendingWake = true;
-    return true;
-  }
-
-  private changeStatus(row: SendTransactionRow, from: TxStatus, to: TxStatus, opts: { error?: TxError; nonce?: number } = {}): Promise<boolean> {
-    return this.transaction((repos) => this.recordSendTransactionStatus(repos, row, from, to, opts));
-  }
-
-  /** A transaction of this process's own; the webhook dispatcher hears of the events it committed. */
-  private async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
-    const result = await this.deps.transaction(fn);
-    if (this.pendingWake) {
-      this.pendingWake = false;
-      this.deps.wakeWebhooks?.();
-    }
-    return result;
   }
 
   /**
@@ -490,7 +328,7 @@ export class Broadcasting {
     const { caip2, from, target } = prepared;
     // In an approval's transaction the send is recorded there, and broadcast by the tracker once that
     // transaction has committed, since a broadcast must never precede the record it depends on.
-    const { run, inTransaction } = this.writer(ctx);
+    const inTransaction = this.deps.recorder.inApproval(ctx);
     const rpc = this.rpc(caip2);
     // Nothing waits on the node while a transaction is open. The node's pending nonce is read before
     // the transaction; inside an approval's, the nonce the send was built with (read from the node
@@ -501,8 +339,7 @@ export class Broadcasting {
       : inTransaction
         ? prepared.fields.nonce
         : await rpc.transactionCount(from, 'pending').catch((err) => Promise.reject(unavailable(err)));
-    const id = this.deps.newId();
-    const row = await once(() => run(async (repos) => {
+    const row = await this.deps.recorder.recordNew(ctx, TX_STATUS.INITIALIZED, async (repos) => {
       const stored = await repos.sendTransactions.lockNonce(caip2, from);
       const nonce = pending === undefined ? prepared.fields.nonce : nonceFrom(pending, stored);
       const parsed = prepared.unsignedAt
@@ -513,83 +350,10 @@ export class Broadcasting {
       const signed = '0x' + signParsedTransaction(target, parsed);
       const next = nonce + (prepared.noncesUsed ?? 1n);
       if (stored === undefined || BigInt(stored) < next) await repos.sendTransactions.setNextNonce(caip2, from, Number(next));
-      const record: SendTransactionRow = {
-        id,
-        organization_id: ctx.organization.id,
-        caip2,
-        from_address: from,
-        nonce: Number(nonce),
-        tx_hash: ethereumTransactionHash(signed),
-        signed_transaction: signed,
-        status: TX_STATUS.INITIALIZED,
-        error: null,
-        activity_fingerprint: ctx.fingerprint ?? null,
-        created_at: ctx.now,
-        updated_at: ctx.now,
-        checked_at: 0,
-        origin: 'sigil',
-      };
-      await this.recordSendTransactionStatus(repos, record, null, TX_STATUS.INITIALIZED);
-      return record;
-    }));
-    if (!inTransaction) await this.broadcast(row);
-    return id;
-  }
-
-  /**
-   * Where an activity's writes go: an approval executes the activity inside the deciding vote's
-   * transaction (its repositories are not this process's own), and a second transaction there would
-   * wait for that one (SQLite has one writer); otherwise a transaction of their own.
-   */
-  private writer(ctx: OperationContext): { inTransaction: boolean; run<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> } {
-    const inTransaction = ctx.repos.sendTransactions !== this.deps.repos.sendTransactions;
-    return { inTransaction, run: (fn) => (inTransaction ? fn(ctx.repos) : this.transaction(fn)) };
-  }
-
-  /**
-   * Hands a recorded transaction to the node: BROADCASTING when it takes it (or already has it),
-   * FAILED when it refuses it (the nonce is given back if no later one was handed out); left
-   * INITIALIZED when the node cannot be reached, for the tracker to try again.
-   */
-  private async broadcast(row: SendTransactionRow): Promise<void> {
-    const rpc = this.rpcs.get(row.caip2);
-    if (!rpc) return;
-    try {
-      await rpc.sendRawTransaction(row.signed_transaction);
-    } catch (err) {
-      if (!(err instanceof EvmRpcError) || err.code === undefined) {
-        this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'broadcast: node unreachable, will retry');
-        return;
-      }
-      // Two processes' trackers may hand over the same recorded transaction at once: the node mines
-      // the first (at once on an automining node) and refuses the second ("nonce too low"). A
-      // refusal of a transaction the node already holds or has mined is not a refusal.
-      if (!/already known|already imported|known transaction/i.test(err.message) && !(await this.nodeHolds(rpc, row))) {
-        await this.transaction(async (repos) => {
-          if (await this.recordSendTransactionStatus(repos, row, TX_STATUS.INITIALIZED, TX_STATUS.FAILED, { error: { message: `the node refused the transaction: ${err.message}` } })) {
-            await this.giveBackNonce(repos, row);
-          }
-        });
-        return;
-      }
-    }
-    await this.changeStatus(row, TX_STATUS.INITIALIZED, TX_STATUS.BROADCASTING);
-  }
-
-  /** Whether the node has this very transaction, in its pool or mined (false when it cannot say). */
-  private async nodeHolds(rpc: EvmRpc, row: SendTransactionRow): Promise<boolean> {
-    try {
-      return Boolean((await rpc.transaction(row.tx_hash)) ?? (await rpc.receipt(row.tx_hash)));
-    } catch {
-      return false;
-    }
-  }
-
-  /** A nonce whose transaction never reached the chain is handed out again when it was the last one handed out. */
-  private async giveBackNonce(repos: Repositories, row: SendTransactionRow): Promise<void> {
-    if (row.nonce === null) return;
-    const stored = await repos.sendTransactions.lockNonce(row.caip2, row.from_address);
-    if (stored === row.nonce + 1) await repos.sendTransactions.setNextNonce(row.caip2, row.from_address, row.nonce);
+      return sendRow(ctx, this.deps.newId(), { caip2, from_address: from, nonce: Number(nonce), tx_hash: ethereumTransactionHash(signed), signed_transaction: signed, origin: 'sigil' });
+    });
+    if (!inTransaction) await this.tracking.broadcast(row);
+    return row.id;
   }
 
   /**
@@ -602,7 +366,7 @@ export class Broadcasting {
     if (!HEX_DATA.test(signed) || signed.length < 4) throw invalid('signedTransaction must be the hex of a signed transaction');
     // Inside an approval's transaction nothing waits on the node: recorded INITIALIZED there, it is
     // handed to the node by the tracker once that transaction has committed.
-    if (this.writer(ctx).inTransaction) return this.recordRawForTracker(ctx, caip2, signed);
+    if (this.deps.recorder.inApproval(ctx)) return this.recordRawForTracker(ctx, caip2, signed);
     let hash: string;
     try {
       hash = await rpc.sendRawTransaction(signed);
@@ -611,25 +375,16 @@ export class Broadcasting {
       throw unavailable(err);
     }
     const known = await rpc.transaction(hash).catch(() => undefined);
-    const id = this.deps.newId();
-    const row: SendTransactionRow = {
-      id,
-      organization_id: ctx.organization.id,
+    const row = sendRow(ctx, this.deps.newId(), {
       caip2,
       from_address: known?.from ?? '',
       nonce: known ? Number(known.nonce) : null,
       tx_hash: hash.toLowerCase(),
       signed_transaction: signed.toLowerCase(),
-      status: TX_STATUS.BROADCASTING,
-      error: null,
-      activity_fingerprint: ctx.fingerprint ?? null,
-      created_at: ctx.now,
-      updated_at: ctx.now,
-      checked_at: 0,
       origin: 'raw',
-    };
-    await once(() => this.writer(ctx).run((repos) => this.recordSendTransactionStatus(repos, row, null, TX_STATUS.BROADCASTING)));
-    return { id, transactionHash: hash };
+    });
+    await this.deps.recorder.recordNew(ctx, TX_STATUS.BROADCASTING, async () => row);
+    return { id: row.id, transactionHash: hash };
   }
 
   /** An approved raw send, recorded in the approval's transaction for the tracker to broadcast. */
@@ -640,181 +395,14 @@ export class Broadcasting {
     } catch (err) {
       throw invalid(`signedTransaction is not a signed Ethereum transaction: ${(err as Error).message}`);
     }
-    const id = this.deps.newId();
-    const row: SendTransactionRow = {
-      id,
-      organization_id: ctx.organization.id,
-      caip2,
-      from_address: '',
-      nonce: null,
-      tx_hash: hash.toLowerCase(),
-      signed_transaction: signed.toLowerCase(),
-      status: TX_STATUS.INITIALIZED,
-      error: null,
-      activity_fingerprint: ctx.fingerprint ?? null,
-      created_at: ctx.now,
-      updated_at: ctx.now,
-      checked_at: 0,
-      origin: 'raw',
-    };
-    await once(() => this.recordSendTransactionStatus(ctx.repos, row, null, TX_STATUS.INITIALIZED));
-    return { id, transactionHash: row.tx_hash };
+    const row = sendRow(ctx, this.deps.newId(), { caip2, from_address: '', nonce: null, tx_hash: hash.toLowerCase(), signed_transaction: signed.toLowerCase(), origin: 'raw' });
+    await this.deps.recorder.recordNew(ctx, TX_STATUS.INITIALIZED, async () => row);
+    return { id: row.id, transactionHash: row.tx_hash };
   }
 
-  /** get_send_transaction_status (v1GetSendTransactionStatusResponse). */
-  async status(repos: Repositories, organizationId: string, id: string) {
-    const row = await repos.sendTransactions.get(organizationId, id);
-    if (!row) throw new SigilError('NOT_FOUND', `send transaction status not found: ${id.slice(0, 80)}`);
-    const error = row.error ? (JSON.parse(row.error) as TxError) : undefined;
-    return {
-      txStatus: row.status,
-      ...chainStatus(row),
-      ...(error ? { txError: error.message, error } : {}),
-    };
-  }
-
-  /** Starts the tracker: every poll interval, each unfinished transaction is checked with its node. */
-  start(): void {
-    if (this.timer || this.rpcs.size === 0) return;
-    this.timer = setInterval(() => {
-      if (this.ticking) return;
-      this.ticking = this.track()
-        .catch((err) => this.deps.log?.warn({ err: (err as Error).message }, 'send transaction tracker'))
-        .finally(() => (this.ticking = undefined));
-    }, this.deps.pollIntervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.ticking;
-  }
-
-  /**
-   * One pass over the unfinished transactions: the organizations with sends in flight in turn,
-   * going on after the one the last pass stopped at, at most TRACK_PER_ORGANIZATION sends of each,
-   * least recently checked first (those looked at go to the back of their organization's line).
-   */
-  async track(now = Date.now()): Promise<void> {
-    const reads = (this.deps.background ?? this.deps.repos).sendTransactions;
-    let organizations = await reads.organizationsWithStatus(IN_FLIGHT, this.trackCursor, TRACK_ORGANIZATIONS_PER_PASS);
-    if (organizations.length < TRACK_ORGANIZATIONS_PER_PASS && this.trackCursor !== undefined) {
-      // The end of the list: start again from the first, without visiting one twice in a pass.
-      const wrapped = await reads.organizationsWithStatus(IN_FLIGHT, undefined, TRACK_ORGANIZATIONS_PER_PASS - organizations.length);
-      organizations = [...organizations, ...wrapped.filter((o) => !organizations.includes(o))];
-    }
-    this.trackCursor = organizations.at(-1);
-    const looked: string[] = [];
-    for (const organizationId of organizations) {
-      const rows = await reads.listForTracking(organizationId, IN_FLIGHT, TRACK_PER_ORGANIZATION);
-      for (const row of rows) await this.check(row, now);
-      looked.push(...rows.map((r) => r.id));
-    }
-    // One write per pass: those looked at go to the back of their organization's line.
-    if (looked.length > 0) await this.deps.transaction((repos) => repos.sendTransactions.markChecked(looked, now));
-  }
-
-  /** One unfinished send, once; a failure is logged and left for the next pass. */
-  private async check(row: SendTransactionRow, now: number): Promise<void> {
-    const rpc = this.rpcs.get(row.caip2);
-    if (!rpc) return;
-    try {
-      if (row.status === TX_STATUS.INITIALIZED) {
-        // Signed and recorded, but not broadcast yet: the process stopped (or the node was down)
-        // before the broadcast, or an approval's transaction recorded it (broadcast only once that
-        // transaction has surely committed).
-        if (row.updated_at < now - REBROADCAST_AFTER_MS) await this.broadcast(row);
-      } else {
-        await this.follow(rpc, row, now);
-      }
-    } catch (err) {
-      this.deps.log?.warn({ sendTransactionStatusId: row.id, err: (err as Error).message }, 'send transaction tracker: check failed, will retry');
-    }
-  }
-
-  /**
-   * A BROADCASTING transaction: mined (INCLUDED or reverted), still pending, replaced, or dropped;
-   * a raw send past its time to live is FAILED as expired.
-   */
-  private async follow(rpc: EvmRpc, row: SendTransactionRow, now: number): Promise<void> {
-    const receipt = await rpc.receipt(row.tx_hash);
-    if (receipt) {
-      if (receipt.status === 'success') {
-        await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.INCLUDED);
-      } else {
-        await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error: await this.revertReason(rpc, row, receipt.blockNumber) });
-      }
-      return;
-    }
-    if (row.origin === 'raw' && row.created_at < now - this.deps.rawSendTtlMs) {
-      // A transaction signed elsewhere that still is not mined (a nonce gap keeps it in the pool for
-      // ever, or the node dropped it): stop following it. Sigil never signed it, so there is no nonce
-      // of its own to give back.
-      await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, {
-        error: { message: `expired: not included within ${Math.round(this.deps.rawSendTtlMs / 1000)} s of its broadcast (SIGIL_EVM_RAW_SEND_TTL_SECONDS)` },
-      });
-      return;
-    }
-    if (await rpc.transaction(row.tx_hash)) return; // in the node's pool: still waiting for a block
-    if (row.nonce !== null && row.from_address !== '') {
-      const mined = await rpc.transactionCount(row.from_address, 'latest');
-      if (mined > BigInt(row.nonce)) {
-        // The nonce was used, but not by this transaction (unless it was mined just now).
-        if (await rpc.receipt(row.tx_hash)) return;
-        await this.changeStatus(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, {
-          error: { message: `replaced: nonce ${row.nonce} of ${row.from_address} was used by another transaction, so this one will never be included` },
-        });
-        return;
-      }
-    }
-    // Neither mined nor in the pool: the node dropped it. Hand it over again; report a refusal.
-    try {
-      await rpc.sendRawTransaction(row.signed_transaction);
-    } catch (err) {
-      if (err instanceof EvmRpcError && err.code !== undefined && !/already known|already imported|known transaction/i.test(err.message)) {
-        await this.transaction(async (repos) => {
-          const error = { message: `dropped: the node no longer has the transaction and refused it again: ${err.message}` };
-          if ((await this.recordSendTransactionStatus(repos, row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error })) && row.origin !== 'raw') {
-            await this.giveBackNonce(repos, row);
-          }
-        });
-        return;
-      }
-      throw err;
-    }
-  }
-
-  /** Replays a reverted transaction on the state before its block to read the revert reason. */
-  private async revertReason(rpc: EvmRpc, row: SendTransactionRow, blockNumber: bigint): Promise<TxError> {
-    const tx = await rpc.transaction(row.tx_hash);
-    const to = tx?.to ?? '';
-    if (!tx) return revertError(revertEntry(to, undefined, 'execution reverted'));
-    try {
-      await rpc.call({ from: tx.from, to: tx.to, value: tx.value, data: tx.input, gas: tx.gas }, blockNumber > 0n ? blockNumber - 1n : 0n);
-    } catch (err) {
-      if (err instanceof EvmRpcError && err.code !== undefined) return revertError(revertEntry(to, err.data, err.message));
-    }
-    // The replay succeeded (state moved within the block): the receipt still says it reverted.
-    return revertError(revertEntry(to, undefined, 'execution reverted'));
-  }
-}
-
-/** How a send's status names its transaction: `eth.txHash`, or a Solana send's `solana.signature`. */
-function chainStatus(row: SendTransactionRow): { eth: { txHash: string } } | { solana: { signature: string } } {
-  return row.caip2.startsWith('solana:') ? { solana: { signature: row.tx_hash } } : { eth: { txHash: row.tx_hash } };
-}
-
-/**
- * Runs the write that records a send; an identical submission (same fingerprint) that recorded its
- * send first makes this one a conflict, so the transaction is broadcast once.
- */
-async function once<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new SigilError('CONFLICT', 'an identical submission (same fingerprint) already sent this transaction; read its activity');
-    throw err;
+  /** get_send_transaction_status (v1GetSendTransactionStatusResponse), for every chain's sends. */
+  status(repos: Repositories, organizationId: string, id: string) {
+    return this.deps.recorder.status(repos, organizationId, id);
   }
 }
 

@@ -35,23 +35,27 @@ export class SendTransactionsRepo {
   }
 
   /**
-   * The organizations with a transaction in one of `statuses`, in id order after `after` (from the
-   * first when undefined), at most `limit`: the tracker goes through them in turn (migration 027).
+   * The organizations with a transaction in one of `statuses` on one of `chains` (CAIP-2 ids), in id
+   * order after `after` (from the first when undefined), at most `limit`: a tracker goes through them
+   * in turn (migration 027), each reading only the chains it has a node for.
    */
-  async organizationsWithStatus(statuses: string[], after: string | undefined, limit: number): Promise<string[]> {
-    let q = this.db.selectFrom('send_transactions').select('organization_id').distinct().where('status', 'in', statuses);
+  async organizationsWithStatus(statuses: string[], chains: string[], after: string | undefined, limit: number): Promise<string[]> {
+    if (chains.length === 0) return [];
+    let q = this.db.selectFrom('send_transactions').select('organization_id').distinct().where('status', 'in', statuses).where('caip2', 'in', chains);
     if (after !== undefined) q = q.where('organization_id', '>', after);
     const rows = await q.orderBy('organization_id').limit(limit).execute();
     return rows.map((r) => r.organization_id);
   }
 
-  /** One organization's transactions in one of `statuses`, least recently checked first, at most `limit`. */
-  async listForTracking(organizationId: string, statuses: string[], limit: number): Promise<SendTransactionRow[]> {
+  /** One organization's transactions in one of `statuses` on one of `chains`, least recently checked first, at most `limit`. */
+  async listForTracking(organizationId: string, statuses: string[], chains: string[], limit: number): Promise<SendTransactionRow[]> {
+    if (chains.length === 0) return [];
     const rows = await this.db
       .selectFrom('send_transactions')
       .selectAll()
       .where('status', 'in', statuses)
       .where('organization_id', '=', organizationId)
+      .where('caip2', 'in', chains)
       .orderBy('checked_at')
       .orderBy('created_at')
       .orderBy('id')
