@@ -279,7 +279,9 @@ export class ProcessCustody implements OperatorControls {
   private watch(): void {
     const tick = async () => {
       try {
-        const state = await emergencySealState(this.store.repos);
+        // Read over the background pool: a once-a-second poll has no place among the request path's
+        // connections (nor in the round trips /metrics counts for them).
+        const state = await emergencySealState(this.store.background);
         if (state.sealed && state.generation > this.seenGeneration) {
           this.seenGeneration = state.generation;
           await this.seal(`emergency seal by ${state.by ?? 'an operator'}`, state.by);
