@@ -10,6 +10,7 @@ import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type 
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { EvmSimulator, TransactionSimulators } from '../domain/keys/simulation.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
+import { SolanaSimulator } from '../domain/keys/solana-simulation.js';
 import { SendRecorder } from '../domain/keys/send-tracking.js';
 import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
@@ -178,7 +179,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     },
   };
   // Simulation before approval (docs/policies.md "Simulation before approval"): one simulator per
-  // transaction type; the Solana one registers here the same way.
+  // transaction type, each on the RPCs its chain broadcasts through.
   services.simulators = new TransactionSimulators();
   if (config.evmSimulationMethod !== 'off') {
     services.simulators.register(
@@ -188,6 +189,17 @@ export async function openServing({ config, logger, sink, store, deployment, por
         rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
         timeoutMs: config.evmSimulationTimeoutMs,
         method: config.evmSimulationMethod,
+      }),
+    );
+  }
+  if (Object.keys(config.solanaRpcUrls).length > 0) {
+    services.simulators.register(
+      new SolanaSimulator({
+        rpcUrls: config.solanaRpcUrls,
+        simulationCluster: config.solanaSimulationCluster,
+        cluster: solanaCluster,
+        rpcSetting: solanaRpcSetting,
+        rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
       }),
     );
   }
