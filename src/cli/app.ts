@@ -192,17 +192,17 @@ export async function openServing({ config, logger, sink, store, deployment, por
       }),
     );
   }
-  if (Object.keys(config.solanaRpcUrls).length > 0) {
-    services.simulators.register(
-      new SolanaSimulator({
-        rpcUrls: config.solanaRpcUrls,
-        simulationCluster: config.solanaSimulationCluster,
-        cluster: solanaCluster,
-        rpcSetting: solanaRpcSetting,
-        rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
-      }),
-    );
-  }
+  // Registered with no cluster configured too: its transactions are then NOT_SIMULATED with the
+  // reason (no node asked), so a policy reading simulation.* refuses instead of not applying.
+  services.simulators.register(
+    new SolanaSimulator({
+      rpcUrls: config.solanaRpcUrls,
+      simulationCluster: config.solanaSimulationCluster,
+      cluster: solanaCluster,
+      rpcSetting: solanaRpcSetting,
+      rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
+    }),
+  );
   // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the same table and recorder as the EVM sends'.
   services.solanaSends = new SolanaSends({
     repos: store.repos,

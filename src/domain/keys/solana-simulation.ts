@@ -100,8 +100,9 @@ export class SolanaSimulator implements TransactionSimulator {
     const named = request.network === undefined ? undefined : (this.deps.cluster(request.network)?.caip2 ?? request.network);
     const caip2 = named ?? this.defaultCluster;
     if (!tx) return unsimulated('NOT_SIMULATED', caip2 ?? '', 'not a Solana transaction');
+    if (this.rpcs.size === 0) return unsimulated('NOT_SIMULATED', named ?? '', 'no Solana RPC is configured (SIGIL_SOLANA_RPC_MAINNET or SIGIL_SOLANA_RPC_DEVNET)');
     if (!caip2) {
-      return unsimulated('NOT_SIMULATED', '', `the transaction names no cluster and several are configured (${[...this.rpcs.keys()].join(', ')}): SIGIL_SOLANA_SIMULATION_CLUSTER names the one to simulate on`);
+      return unsimulated('NOT_SIMULATED', '', `set SIGIL_SOLANA_SIMULATION_CLUSTER: several Solana clusters are configured (${[...this.rpcs.keys()].join(', ')}) and a signature names none to simulate on`);
     }
     const rpc = this.rpcs.get(caip2);
     if (!rpc) return unsimulated('NOT_SIMULATED', caip2, `no RPC is configured for ${caip2} (${this.deps.rpcSetting(caip2)})`);
