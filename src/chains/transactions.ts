@@ -6,7 +6,7 @@
 
 import { TransactionError } from './errors.js';
 import { ethTxPolicyFields, parseEthereumTransaction, signEthereumTransaction, type EthTxPolicy, type EthereumTransaction } from './ethereum/tx.js';
-import { parseSolanaTransaction, signSolanaTransaction, solanaTxPolicyFields, type SolanaTxPolicy } from './solana/tx.js';
+import { parseSolanaTransaction, signSolanaTransaction, solanaTxPolicyFields, type SolanaTransaction, type SolanaTxPolicy } from './solana/tx.js';
 import { parseTronTransaction, signTronTransaction, tronTxPolicyFields, type TronTxPolicy } from './tron/tx.js';
 import { bitcoinTxPolicyFields, parseBitcoinPsbt, signBitcoinPsbt, type BitcoinNetwork, type BitcoinTxPolicy } from './bitcoin/psbt.js';
 import type { Ed25519Signer, SchnorrSigner, Secp256k1Signer } from './signer.js';
@@ -60,6 +60,8 @@ export interface ParsedTransaction {
   sign(key: TxSigningKey): string;
   /** The Ethereum transaction itself, for what reads more than its policy fields (a simulation). */
   ethereum?: EthereumTransaction;
+  /** The Solana transaction itself, likewise (its accounts and instructions, for a simulation). */
+  solana?: SolanaTransaction;
 }
 
 function need<T>(v: T | undefined, what: string): T {
@@ -100,6 +102,7 @@ export function parseTransaction(type: TransactionType | string, unsignedTransac
         type,
         policy: { keyword: 'solana.tx', value: solanaTxPolicyFields(tx) },
         sign: (key) => signSolanaTransaction(tx, { publicKey: key.publicKey, sign: need(key.ed25519, 'ed25519') }),
+        solana: tx,
       };
     }
     case 'TRANSACTION_TYPE_TRON': {

@@ -10,6 +10,7 @@ import { evmFeeCapSetting, evmRpcSetting, solanaCluster, solanaRpcSetting, type 
 import { Broadcasting } from '../domain/keys/broadcasting.js';
 import { EvmSimulator, TransactionSimulators } from '../domain/keys/simulation.js';
 import { SolanaSends } from '../domain/keys/solana-sends.js';
+import { SolanaSimulator } from '../domain/keys/solana-simulation.js';
 import { SendRecorder } from '../domain/keys/send-tracking.js';
 import { Resealer } from '../domain/keys/reseal.js';
 import { newId } from '../domain/ids.js';
@@ -178,7 +179,7 @@ export async function openServing({ config, logger, sink, store, deployment, por
     },
   };
   // Simulation before approval (docs/policies.md "Simulation before approval"): one simulator per
-  // transaction type; the Solana one registers here the same way.
+  // transaction type, each on the RPCs its chain broadcasts through.
   services.simulators = new TransactionSimulators();
   if (config.evmSimulationMethod !== 'off') {
     services.simulators.register(
@@ -191,6 +192,17 @@ export async function openServing({ config, logger, sink, store, deployment, por
       }),
     );
   }
+  // Registered with no cluster configured too: its transactions are then NOT_SIMULATED with the
+  // reason (no node asked), so a policy reading simulation.* refuses instead of not applying.
+  services.simulators.register(
+    new SolanaSimulator({
+      rpcUrls: config.solanaRpcUrls,
+      simulationCluster: config.solanaSimulationCluster,
+      cluster: solanaCluster,
+      rpcSetting: solanaRpcSetting,
+      rpcMaxResponseBytes: config.evmRpcMaxResponseBytes,
+    }),
+  );
   // Solana broadcasting (docs/broadcasting.md "Solana"): its statuses and webhook events go through the same table and recorder as the EVM sends'.
   services.solanaSends = new SolanaSends({
     repos: store.repos,

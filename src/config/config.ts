@@ -216,6 +216,14 @@ export interface Config {
    */
   solanaRpcUrls: Record<string, string>;
   /**
+   * The cluster a Solana `sign_transaction` is simulated on (docs/broadcasting.md "Simulation"): a
+   * signature names no cluster, so with one cluster configured above it is that one, and with several
+   * SIGIL_SOLANA_SIMULATION_CLUSTER names it (`solana:mainnet`, `solana:devnet`, a CAIP-2 id, or
+   * MAINNET/DEVNET), as the canonical CAIP-2 id; it must be a cluster with an RPC above. Unset with
+   * several: such signatures are NOT_SIMULATED. sol_send_transaction is simulated on its own cluster.
+   */
+  solanaSimulationCluster?: string;
+  /**
    * Webhook delivery (docs/webhooks.md "Webhooks"). `allowedHosts` (SIGIL_WEBHOOK_ALLOWED_HOSTS, comma-separated
    * host names, addresses, CIDR blocks or `loopback`/`private`/`linklocal`): destinations allowed
    * although not public, and allowed over plain http; empty by default. Retries: the delay after the
@@ -405,6 +413,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     testVelocityClockFile: testClock(env),
     evmRpcUrls: evmRpcUrls(env),
     solanaRpcUrls: solanaRpcUrls(env),
+    solanaSimulationCluster: solanaSimulationCluster(env),
     evmAssets: evmAssets(env, evmRpcUrls(env)),
     evmPollIntervalMs: bounded('SIGIL_EVM_POLL_INTERVAL_MS', env.SIGIL_EVM_POLL_INTERVAL_MS, 2_000, 50, 600_000),
     evmRpcHttpHosts: evmRpcHttpHosts(env),
@@ -487,6 +496,16 @@ function solanaRpcUrls(env: NodeJS.ProcessEnv): Record<string, string> {
     out[cluster.caip2] = rpcUrl(name, value, httpHosts);
   }
   return out;
+}
+
+/** SIGIL_SOLANA_SIMULATION_CLUSTER as a canonical CAIP-2 id: a known cluster that has an RPC, or unset. */
+function solanaSimulationCluster(env: NodeJS.ProcessEnv): string | undefined {
+  const v = env.SIGIL_SOLANA_SIMULATION_CLUSTER;
+  if (!v) return undefined;
+  const caip2 = solanaCluster(v)?.caip2 ?? SOLANA_CLUSTERS[v.toUpperCase()]?.caip2;
+  if (!caip2) throw new Error(`SIGIL_SOLANA_SIMULATION_CLUSTER must name a Solana cluster (solana:mainnet, solana:devnet, their CAIP-2 ids, MAINNET or DEVNET), got "${v.slice(0, 80)}"`);
+  if (!solanaRpcUrls(env)[caip2]) throw new Error(`SIGIL_SOLANA_SIMULATION_CLUSTER names ${v}, which has no RPC: set ${solanaRpcSetting(caip2)} too`);
+  return caip2;
 }
 
 /** Fee caps of one chain, wei as decimal strings (Config.evmFeeCaps). */

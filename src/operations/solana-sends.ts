@@ -6,10 +6,13 @@
 // Resource PRIVATE_KEY / SIGN like every signing activity, with `activity.params.type`
 // TRANSACTION_TYPE_SOLANA and the `solana.tx` keywords sign_transaction would give the very
 // transaction sent (blockhash filled in), judged once per signer: a policy that denies signing a
-// transaction denies sending it, and velocity controls count its transfers.
+// transaction denies sending it, and velocity controls count its transfers. Before it is judged it is
+// simulated on the cluster it names (docs/policies.md "Simulation before approval"), so `simulation.*`
+// reads what it would do there, and the simulation is recorded with the activity.
 import type { OperationContext } from '../domain/context.js';
 import { transactionPolicyContext } from '../domain/governance/policy-context.js';
 import { notSupported } from '../domain/keys/broadcasting.js';
+import { simulateForSigning, type AssetChanges } from '../domain/keys/simulation.js';
 import type { PreparedSolanaSend, SolanaSends, SolSendTransactionParams } from '../domain/keys/solana-sends.js';
 import { defineActivity } from './define.js';
 
@@ -23,7 +26,10 @@ interface SolSendTransactionParamsV1 extends Omit<SolSendTransactionParams, 'sig
   signWith: string;
 }
 
-export const solSendTransactionOp = defineActivity<SolSendTransactionParams, { sendTransactionStatusId: string }, PreparedSolanaSend>({
+/** A send as prepared, with its simulation where one ran. */
+type SimulatedSolanaSend = PreparedSolanaSend & { simulation?: AssetChanges };
+
+export const solSendTransactionOp = defineActivity<SolSendTransactionParams, { sendTransactionStatusId: string }, SimulatedSolanaSend>({
   path: 'sol_send_transaction',
   type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2',
   aliases: [
@@ -41,12 +47,20 @@ export const solSendTransactionOp = defineActivity<SolSendTransactionParams, { s
   result: 'solSendTransactionResultV2',
   policy: { resource: 'PRIVATE_KEY', action: 'SIGN' },
   policyParams: () => ({ type: 'TRANSACTION_TYPE_SOLANA' }),
-  load: async (ctx, p) => Object.freeze(await solanaSends(ctx).prepare(ctx, p)),
+  load: async (ctx, p) => {
+    const prepared = await solanaSends(ctx).prepare(ctx, p);
+    // Outside any transaction, like the rest of the load: the node is asked once for the whole send.
+    const simulation = await simulateForSigning(ctx, prepared.signers[0], prepared.parsed[0], prepared.caip2);
+    return Object.freeze(simulation ? { ...prepared, simulation } : prepared);
+  },
   loadCallsNode: true,
+  simulation: (prepared) => prepared.simulation,
   policyContext: async (ctx, _p, prepared) => {
     // One `solana.tx` (the same object) in every signer's context: it is one transaction, so velocity
     // controls count its transfers once however many of the organization's keys sign it.
-    const contexts = await Promise.all(prepared.signers.map((target) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, prepared.parsed[0])));
+    const contexts = await Promise.all(
+      prepared.signers.map((target) => transactionPolicyContext(ctx.repos, ctx.organization.id, target, prepared.parsed[0], prepared.simulation)),
+    );
     return contexts.length === 1 ? contexts[0] : contexts;
   },
   execution: 'pure',

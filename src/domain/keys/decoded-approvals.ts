@@ -643,9 +643,16 @@ function withSimulation(view: DecodedView, recorded: AssetChanges | undefined): 
   const chain = view.format === 'ETHEREUM_TRANSACTION' ? 'ethereum' : view.format === 'SOLANA_TRANSACTION' ? 'solana' : undefined;
   const simulation =
     recorded ??
-    (chain ? { ...NOT_SIMULATED, chain, reason: 'no simulation ran when it was submitted: the deployment had no RPC for its chain (or simulation is off), or the transaction names no chain' } : undefined);
+    (chain ? { ...NOT_SIMULATED, chain, reason: NOT_SIMULATED_REASON[chain] } : undefined);
   if (!simulation) return view;
   return { ...view, sections: [...view.sections, simulationSection(simulation)], simulation };
 }
+
+/** Why a transaction of each chain may have no recorded simulation, naming the settings that decide it. */
+const NOT_SIMULATED_REASON = {
+  ethereum: 'no simulation ran when it was submitted: the deployment had no RPC for its chain (or simulation is off), or the transaction names no chain',
+  solana:
+    'no simulation ran when it was submitted: the deployment had no Solana RPC (SIGIL_SOLANA_RPC_*), or several and SIGIL_SOLANA_SIMULATION_CLUSTER named none to simulate a signature on',
+} as const;
 
 const NOT_SIMULATED: Omit<AssetChanges, 'chain'> = { status: 'NOT_SIMULATED', network: '', reverted: false, transfers: [], approvals: [], balanceChanges: [], deployments: [], delegations: [] };

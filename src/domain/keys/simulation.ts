@@ -38,9 +38,11 @@ export interface SimulationRequest {
   organizationId: string;
   target: SigningTarget;
   parsed: ParsedTransaction;
+  /** The network the activity itself names (a send's caip2), where the transaction alone does not say. */
+  network?: string;
 }
 
-/** One chain's simulation (EVM here; Solana plugs in the same way). */
+/** One chain's simulation (EVM here; Solana's in ./solana-simulation.ts). */
 export interface TransactionSimulator {
   /** The TRANSACTION_TYPE_* it simulates. */
   readonly transactionType: string;
@@ -78,8 +80,8 @@ declare module '../context.js' {
 }
 
 /** The simulation of a signing target's transaction, or undefined when nothing simulates its type. */
-export function simulateForSigning(ctx: OperationContext, target: SigningTarget, parsed: ParsedTransaction): Promise<AssetChanges> | undefined {
-  return ctx.services.simulators?.simulate({ repos: ctx.repos, organizationId: ctx.organization.id, target, parsed });
+export function simulateForSigning(ctx: OperationContext, target: SigningTarget, parsed: ParsedTransaction, network?: string): Promise<AssetChanges> | undefined {
+  return ctx.services.simulators?.simulate({ repos: ctx.repos, organizationId: ctx.organization.id, target, parsed, ...(network ? { network } : {}) });
 }
 
 /**

@@ -5,6 +5,8 @@
 // ../../chains/solana/simulation.ts turns the two states into the shared asset changes. A node that
 // cannot be reached, or answers in a way that cannot be read, is a FAILED simulation with the reason,
 // never an empty success. Called with no database transaction open, like every node call.
+// SolanaSimulator is the registry's entry for TRANSACTION_TYPE_SOLANA (docs/broadcasting.md
+// "Simulation"): which cluster a transaction is simulated on, and which addresses are the organization's.
 import type { AssetChanges } from '../../chains/simulation.js';
 import {
   accountKeys,
@@ -16,7 +18,9 @@ import {
   type SolanaAccountState,
 } from '../../chains/solana/simulation.js';
 import { serializeSolanaTransaction, type SolanaTransaction } from '../../chains/solana/tx.js';
-import { SolanaRpcError, type RpcAccount, type SolanaRpc } from '../../delivery/solana-rpc.js';
+import type { ParsedTransaction } from '../../chains/transactions.js';
+import { SolanaRpc, SolanaRpcError, type RpcAccount } from '../../delivery/solana-rpc.js';
+import { heldAmong, type SimulationRequest, type TransactionSimulator } from './simulation.js';
 
 export interface SolanaSimulationOptions {
   /** The cluster as the configuration names it (AssetChanges.network). */
@@ -61,3 +65,53 @@ export async function simulateSolanaTransaction(rpc: SolanaRpc, tx: SolanaTransa
   }
 }
 
+
+export interface SolanaSimulatorDeps {
+  /** Canonical CAIP-2 id of a cluster → JSON-RPC URL (the sending RPCs, Config.solanaRpcUrls). */
+  rpcUrls: Record<string, string>;
+  /** Where a transaction that names no cluster is simulated when several are configured (Config.solanaSimulationCluster). */
+  simulationCluster?: string;
+  /** The canonical CAIP-2 id of a cluster named any way the API accepts (config solanaCluster). */
+  cluster(caip2: string): { caip2: string } | undefined;
+  /** The setting that configures a cluster's RPC, named when a cluster has none. */
+  rpcSetting(caip2: string): string;
+  rpcMaxResponseBytes?: number;
+}
+
+export class SolanaSimulator implements TransactionSimulator {
+  readonly transactionType = 'TRANSACTION_TYPE_SOLANA';
+
+  private readonly rpcs = new Map<string, SolanaRpc>();
+  /** The cluster of a transaction that names none (sign_transaction): the only one, or the one the setting names. */
+  private readonly defaultCluster: string | undefined;
+
+  constructor(private readonly deps: SolanaSimulatorDeps) {
+    for (const [caip2, url] of Object.entries(deps.rpcUrls)) this.rpcs.set(caip2, new SolanaRpc(url, deps.rpcMaxResponseBytes));
+    const clusters = [...this.rpcs.keys()];
+    this.defaultCluster = deps.simulationCluster ?? (clusters.length === 1 ? clusters[0] : undefined);
+  }
+
+  callsNode(parsed: ParsedTransaction): boolean {
+    return parsed.solana !== undefined && this.defaultCluster !== undefined;
+  }
+
+  async simulate(request: SimulationRequest): Promise<AssetChanges> {
+    const tx = request.parsed.solana;
+    const named = request.network === undefined ? undefined : (this.deps.cluster(request.network)?.caip2 ?? request.network);
+    const caip2 = named ?? this.defaultCluster;
+    if (!tx) return unsimulated('NOT_SIMULATED', caip2 ?? '', 'not a Solana transaction');
+    if (this.rpcs.size === 0) return unsimulated('NOT_SIMULATED', named ?? '', 'no Solana RPC is configured (SIGIL_SOLANA_RPC_MAINNET or SIGIL_SOLANA_RPC_DEVNET)');
+    if (!caip2) {
+      return unsimulated('NOT_SIMULATED', '', `set SIGIL_SOLANA_SIMULATION_CLUSTER: several Solana clusters are configured (${[...this.rpcs.keys()].join(', ')}) and a signature names none to simulate on`);
+    }
+    const rpc = this.rpcs.get(caip2);
+    if (!rpc) return unsimulated('NOT_SIMULATED', caip2, `no RPC is configured for ${caip2} (${this.deps.rpcSetting(caip2)})`);
+    const changes = await simulateSolanaTransaction(rpc, tx, { network: caip2 });
+    if (changes.balanceChanges.length === 0) return changes;
+    // Balance changes are kept for the organization's own addresses only, as on every chain.
+    const signer = request.target.address ?? '';
+    const others = changes.balanceChanges.map((b) => b.address).filter((a) => a !== signer);
+    const own = new Set([signer, ...(await heldAmong(request, others))]);
+    return { ...changes, balanceChanges: changes.balanceChanges.filter((b) => own.has(b.address)) };
+  }
+}
