@@ -474,11 +474,23 @@ async function kitFrame(page: Page): Promise<Frame> {
  */
 async function exportThroughKit(page: Page, method: string, params: Record<string, unknown>, shot?: string): Promise<string> {
   // Not awaited yet: the kit's promise settles when the person clicks "Done".
-  await page.evaluate(([m, p]) => void ((window as any).exporting = (window as any).kit[m as string](p).then(() => 'done', (e: any) => `${e?.message} ${e?.cause?.message ?? ''}`)), [method, params] as const);
+  await page.evaluate(([m, p]) => {
+    const w = window as any;
+    w.exportState = 'pending';
+    w.exporting = w.kit[m as string](p).then(
+      () => (w.exportState = 'done'),
+      (e: any) => (w.exportState = `${e?.message} ${e?.cause?.message ?? ''}`),
+    );
+  }, [method, params] as const);
   // The kit's button is live before its frame is: clicked too early, the kit sends export_wallet
   // without a targetPublicKey (the frame's key is read from a client it sets once the frame has
   // answered init and APPLY_SETTINGS). A person reads the warning first; the test waits for the
   // kit's styles to arrive in the frame.
+  // Bounded generously: on a loaded machine (the whole suite in parallel) the frame took over 30 s once.
+  // A kit call that failed before it opened its frame says why instead of timing out silently.
+  const kitState = () => page.evaluate(() => (window as any).exportState as string);
+  await expect.poll(async () => ((await page.locator('iframe#turnkey-default-iframe-element-id').count()) > 0 ? 'frame' : await kitState()), { timeout: 90_000 }).not.toBe('pending');
+  expect(await page.locator('iframe#turnkey-default-iframe-element-id').count(), await kitState()).toBeGreaterThan(0);
   const frame = await kitFrame(page);
   await expect.poll(() => frame.locator('#secret').getAttribute('style'), { timeout: 30_000 }).toContain('font-size');
   await page.getByTestId('confirm-export-warning-button').click();
