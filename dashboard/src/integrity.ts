@@ -104,6 +104,8 @@ export async function recompute(d: Digest, payload: string, encoding?: string): 
       return '0x' + (await sha256Hex(solanaMessage(hexToBytes(payload))));
     case 'tron-raw-data':
       return '0x' + (await sha256Hex(tronRawData(hexToBytes(payload))));
+    case 'intent':
+      return '0x' + (await sha256Hex(utf8(payload)));
     case 'psbt':
       return '0x' + (await sha256Hex(psbtBytes(payload)));
     case 'payload': {
@@ -197,5 +199,32 @@ export async function checkView(view: View, payloads: string[], encoding?: strin
     if ((to || '(contract creation)').toLowerCase() !== shownTo.toLowerCase()) problems.push(`recipient mismatch: shown ${shownTo}, the transaction pays ${to || 'a new contract'}`);
     if (shownWei !== `${value} wei`) problems.push(`value mismatch: shown ${shownWei}, the transaction sends ${value} wei`);
   }
+  if (view.format === 'ETHEREUM_SEND' && payloads[0] !== undefined && !problems.length) problems.push(...sendMismatches(view, payloads[0]));
+  return problems;
+}
+
+/** JSON with keys sorted at every level and no whitespace: the form a send's `intent` digest is over. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/** A send: each call's recipient and value as shown against the intent on the page, read here. */
+function sendMismatches(view: View, payload: string): string[] {
+  const intent = JSON.parse(payload) as { calls?: { to: string; value?: string }[]; to?: string; value?: string };
+  const calls = Array.isArray(intent.calls) ? intent.calls : [{ to: intent.to ?? '', value: intent.value }];
+  const shown = (view.sections ?? []).filter((s) => /^Call( \d+)?$/.test(s.title));
+  if (shown.length !== calls.length) return [`the view shows ${shown.length} call(s), the intent has ${calls.length}`];
+  const problems: string[] = [];
+  calls.forEach((c, i) => {
+    const rows = shown[i].rows;
+    const to = rows.find((r) => r.label === 'to')?.value ?? '';
+    const wei = rows.find((r) => r.label === 'value')?.note ?? '';
+    if (to.toLowerCase() !== String(c.to).toLowerCase()) problems.push(`recipient mismatch: shown ${to}, the intent pays ${c.to}`);
+    if (wei !== `${BigInt(c.value || '0')} wei`) problems.push(`value mismatch: shown ${wei}, the intent sends ${c.value || '0'} wei`);
+  });
   return problems;
 }

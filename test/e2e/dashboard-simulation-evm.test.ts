@@ -4,6 +4,8 @@
 // Sigil simulates it before anyone approves, and the root user's Pending card says "This sends 1.5
 // ETH from your wallet … to …" at the simulated block. Once approved, the signed transaction is sent
 // to anvil and viem reads the recipient's balance: the card said what the chain then did.
+// A waiting eth_send_transaction of 1.5 ETH gets the same card: its digest over the intent is
+// recomputed in the browser, and approved from the page, the send lands on anvil.
 //
 // NOTE FOR THE INTEGRATOR: this file needs the server-side EVM simulation (the simulation run for a
 // signing activity and recorded as `decodedView.simulation`), built on a parallel branch. It fails
@@ -23,6 +25,8 @@ let page: Page;
 let origin: string;
 const consoleErrors: string[] = [];
 const TO = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+const SEND_TO = '0x90F79bf6EB2c4f870365E785982E1f101E93b906';
+let bobKey: { apiPublicKey: string; apiPrivateKey: string };
 const api = (key?: { apiPublicKey: string; apiPrivateKey: string }) => waitingSdkServerClient(sigil, key);
 
 beforeAll(async () => {
@@ -50,7 +54,7 @@ describe('the approval card shows the simulation Sigil ran (needs the EVM simula
     from = w.addresses[0] as Hex;
     await createTestClient({ mode: 'anvil', transport: http(anvil.url) }).setBalance({ address: from, value: parseEther('10') });
     const k = generateP256KeyPair();
-    const bobKey = { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
+    bobKey = { apiPublicKey: k.publicKey, apiPrivateKey: k.privateKey };
     const { userIds } = await api().createUsers({
       users: [{ userName: 'bob', apiKeys: [{ apiKeyName: 'bob key', publicKey: bobKey.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [], userTags: [] }],
     });
@@ -90,4 +94,32 @@ describe('the approval card shows the simulation Sigil ran (needs the EVM simula
     expect(await client.getBalance({ address: TO })).toBe(before + parseEther('1.5'));
     expect(consoleErrors).toEqual([]);
   });
+
+  it('a waiting eth_send_transaction shows what it does, its digest over the intent checked in the browser; approved, the send lands', async () => {
+    const r = (await api(bobKey).ethSendTransaction({ from, caip2: `eip155:${anvil.chainId}`, calls: [{ to: SEND_TO, value: parseEther('1.5').toString() }] } as never)) as { activity: any };
+    expect(r.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED');
+    const sendId = r.activity.id as string;
+    const { activity: waiting } = (await api().getActivity({ activityId: sendId })) as { activity: any };
+    expect(waiting.decodedView).toMatchObject({ format: 'ETHEREUM_SEND', summary: `send 1.5 ETH to ${SEND_TO} on chain ${anvil.chainId}`, simulation: { status: 'SIMULATED' } });
+    expect(waiting.decodedView.digests[0]).toMatchObject({ over: 'intent', algorithm: 'sha256' });
+
+    // Away and back, so the Pending page lists the send submitted since it was last drawn.
+    await go(page, '#/users', 'Users');
+    await go(page, '#/pending', 'Pending');
+    const card = page.locator(`.pending-card[data-activity-id="${sendId}"]`);
+    const text = (await card.locator('.simulation').textContent())!.replace(/\s+/g, ' ');
+    expect(text).toMatch(new RegExp(`This sends 1\\.5 ETH from your wallet ${from} to ${SEND_TO}`, 'i'));
+    expect((await card.textContent())!).toContain('filled by Sigil when approved');
+    await card.locator('[data-integrity="ok"]').waitFor();
+    const client = createPublicClient({ transport: http(anvil.url) });
+    const before = await client.getBalance({ address: SEND_TO });
+    await card.getByRole('button', { name: /^Approve: / }).click();
+    await card.waitFor({ state: 'detached' });
+    const { activity } = (await api().getActivity({ activityId: sendId })) as { activity: any };
+    expect(activity.status).toBe('ACTIVITY_STATUS_COMPLETED');
+    // Sigil broadcasts the send after the approval; the balance moves when anvil mines it.
+    while ((await client.getBalance({ address: SEND_TO })) === before) await new Promise((res) => setTimeout(res, 200));
+    expect(await client.getBalance({ address: SEND_TO })).toBe(before + parseEther('1.5'));
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
 });

@@ -12,7 +12,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import bs58 from 'bs58';
 import { TronWeb } from 'tronweb';
 import { parseAbi } from '../../src/chains/ethereum/abi.js';
-import { decodeSigningIntent, declaredDecimals, type DecodeSources, type DecodedView } from '../../src/domain/keys/decoded-approvals.js';
+import { decodeEthereumSend, decodeSigningIntent, declaredDecimals, type DecodeSources, type DecodedView } from '../../src/domain/keys/decoded-approvals.js';
 
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
 const SAFE = '0x1111111111111111111111111111111111111111';
@@ -262,5 +262,40 @@ describe("the dashboard's own check (dashboard/src/integrity.ts)", () => {
     lying.sections[0].rows.find((r) => r.label === 'to')!.value = EVIL;
     lying.sections[0].rows.find((r) => r.label === 'value')!.note = '1 wei';
     expect(await checkView(lying as never, [eth])).toEqual([`recipient mismatch: shown ${EVIL}, the transaction pays ${ALICE.toLowerCase()}`, `value mismatch: shown 1 wei, the transaction sends ${10n ** 18n} wei`]);
+  });
+});
+
+describe('a waiting eth_send_transaction', () => {
+  const intent = { from: SIGNER, caip2: 'eip155:11155111', calls: [{ to: ALICE, value: '1500000000000000000' }] };
+
+  it('shows the call and a digest over the intent the page recomputes', async () => {
+    const view = await decodeEthereumSend(intent, sources());
+    expect(view.format).toBe('ETHEREUM_SEND');
+    expect(view.summary).toBe(`send 1.5 ETH to ${ALICE} on chain 11155111`);
+    expect(view.sections[0].rows).toContainEqual({ label: 'nonce, gas and fees', value: 'filled by Sigil when approved' });
+    // sha256 of the canonical JSON (keys sorted, no whitespace), computed here by hand.
+    const canonical = `{"caip2":"eip155:11155111","calls":[{"to":"${ALICE}","value":"1500000000000000000"}],"from":"${SIGNER}"}`;
+    expect(view.digests).toEqual([{ over: 'intent', algorithm: 'sha256', payloadIndex: 0, value: '0x' + Buffer.from(sha256(new TextEncoder().encode(canonical))).toString('hex') }]);
+    const { checkView, canonicalJson } = await import('../../dashboard/src/integrity.js');
+    expect(canonicalJson(intent)).toBe(canonical);
+    expect(await checkView(view as never, [canonical])).toEqual([]);
+  });
+
+  it('decodes a call with the stored interfaces, flags included', async () => {
+    const data = encodeFunctionData({ abi: proxyAbi, functionName: 'upgradeToAndCall', args: [EVIL, '0x'] });
+    const view = await decodeEthereumSend({ from: SIGNER, caip2: 'eip155:1', to: PROXY, data }, sources());
+    expect(view.flags.map((f) => f.code)).toContain('PROXY_UPGRADE');
+  });
+
+  it('attack: an intent with another recipient than the one the digest was computed over is refused in the browser', async () => {
+    const view = await decodeEthereumSend(intent, sources());
+    const { checkView, canonicalJson } = await import('../../dashboard/src/integrity.js');
+    const swapped = canonicalJson({ ...intent, calls: [{ to: EVIL, value: '1500000000000000000' }] });
+    const problems = await checkView(view as never, [swapped]);
+    expect(problems[0]).toMatch(/^digest mismatch/);
+    // A view rewritten to show the swapped recipient while the intent pays another is refused too.
+    const lying = structuredClone(view);
+    lying.sections[1].rows.find((r) => r.label === 'to')!.value = EVIL;
+    expect(await checkView(lying as never, [canonicalJson(intent)])).toEqual([`recipient mismatch: shown ${EVIL}, the intent pays ${ALICE}`]);
   });
 });

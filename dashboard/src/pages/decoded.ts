@@ -7,7 +7,7 @@
 // simulated the transaction, what it does (./simulation.ts) comes right under what it says.
 import type { Activity, Json } from '../api.js';
 import { errorBox, facts, h, mono, pretty, replace } from '../dom.js';
-import { checkView, type View } from '../integrity.js';
+import { canonicalJson, checkView, type View } from '../integrity.js';
 import { simulationPanel, type SimulationView } from './simulation.js';
 
 /** The payload(s) of a signing intent, as stored, and their encoding. */
@@ -16,6 +16,8 @@ export function signedPayloads(activity: Activity): { payloads: string[]; encodi
   if (typeof intent.unsignedTransaction === 'string') return { payloads: [intent.unsignedTransaction] };
   if (typeof intent.payload === 'string') return { payloads: [intent.payload], encoding: intent.encoding };
   if (Array.isArray(intent.payloads)) return { payloads: intent.payloads.map(String), encoding: intent.encoding };
+  // A send names calls; its transaction is built when approved, so the intent itself is what is checked.
+  if (typeof intent.caip2 === 'string' && (Array.isArray(intent.calls) || typeof intent.to === 'string')) return { payloads: [canonicalJson(intent)] };
   return { payloads: [] };
 }
 
@@ -75,7 +77,7 @@ export function decodedPanel(activity: Activity): DecodedPanel | undefined {
     h('div', { className: 'decoded-section' }, h('h3', {}, 'Digest'), facts(digests)),
     status,
     consensusFacts(view.consensus, activity),
-    h('details', {}, h('summary', {}, 'Exact payload that will be signed'), payloadEls),
+    h('details', {}, h('summary', {}, view.format === 'ETHEREUM_SEND' ? 'Exact intent that will be sent (nonce, gas and fees are filled by Sigil when approved)' : 'Exact payload that will be signed'), payloadEls),
   );
   const verify = async () => {
     const shown = payloadEls.map((el) => el.textContent ?? '');

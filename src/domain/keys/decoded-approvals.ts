@@ -9,6 +9,7 @@ import { toChecksumAddress } from '../../chains/addresses/ethereum.js';
 import { AbiDecodeError, decodeFunctionArguments, findFunction, parseAbi, type AbiFunction, type ParsedAbi } from '../../chains/ethereum/abi.js';
 import { eip7702AuthorizationDigest, hashTypedData, parseEip7702Authorization, parseTypedData, type Eip712Value } from '../../chains/ethereum/eip712.js';
 import { keccak256, sha256 } from '../../crypto/hash.js';
+import { canonicalJson } from '../../crypto/canonical-json.js';
 import {
   addressOf,
   bitcoinNetworkOfAddress,
@@ -60,10 +61,12 @@ export interface DecodedFlag {
  * - `psbt`: sha256 of the PSBT bytes;
  * - `payload`: the raw payload's bytes (hex or UTF-8 per encoding) hashed by its hash function
  *   (`none` for HASH_FUNCTION_NO_OP: the payload is the digest);
+ * - `intent`: sha256 of the canonical JSON of the stored intent (a send, whose transaction is built
+ *   only when it is approved);
  * - `eip712`, `eip7702`: the typed-data / authorization digest (not recomputed in the browser).
  */
 export interface DecodedDigest {
-  over: 'transaction' | 'solana-message' | 'tron-raw-data' | 'psbt' | 'payload' | 'eip712' | 'eip7702';
+  over: 'transaction' | 'intent' | 'solana-message' | 'tron-raw-data' | 'psbt' | 'payload' | 'eip712' | 'eip7702';
   algorithm: 'keccak256' | 'sha256' | 'none' | 'eip712' | 'eip7702';
   /** Which payload of sign_raw_payloads (0 otherwise). */
   payloadIndex: number;
@@ -72,7 +75,7 @@ export interface DecodedDigest {
 }
 
 export interface DecodedView {
-  format: 'ETHEREUM_TRANSACTION' | 'SOLANA_TRANSACTION' | 'BITCOIN_PSBT' | 'TRON_TRANSACTION' | 'EIP712' | 'EIP7702_AUTHORIZATION' | 'RAW_PAYLOAD';
+  format: 'ETHEREUM_TRANSACTION' | 'ETHEREUM_SEND' | 'SOLANA_TRANSACTION' | 'BITCOIN_PSBT' | 'TRON_TRANSACTION' | 'EIP712' | 'EIP7702_AUTHORIZATION' | 'RAW_PAYLOAD';
   /** One line naming what is approved: "send 1.5 ETH to 0x…". */
   summary: string;
   flags: DecodedFlag[];
@@ -538,6 +541,12 @@ interface SigningIntent {
   hashFunction?: string;
 }
 
+/** An eth_send_transaction's intent: calls (or the oldest version's one flat call) and a CAIP-2 chain. */
+function isSendIntent(m: object): boolean {
+  const x = m as SendIntent;
+  return typeof x.caip2 === 'string' && typeof x.from === 'string' && (Array.isArray(x.calls) || typeof x.to === 'string');
+}
+
 /** The view of a signing intent, or undefined when the activity signs nothing. */
 export async function decodeSigningIntent(intent: SigningIntent, sources: DecodeSources): Promise<DecodedView | undefined> {
   if (typeof intent.unsignedTransaction === 'string') {
@@ -564,6 +573,66 @@ export async function decodeSigningIntent(intent: SigningIntent, sources: Decode
     flags: views.flatMap((v) => v.flags),
     digests: views.flatMap((v) => v.digests),
     sections: views.flatMap((v, i) => v.sections.map((s) => ({ ...s, title: `Payload ${i}: ${s.title}` }))),
+  };
+}
+
+/** The intent of an eth_send_transaction (any version: the oldest names one call flat). */
+interface SendIntent {
+  from?: string;
+  caip2?: string;
+  calls?: { to: string; value?: string; data?: string }[];
+  to?: string;
+  value?: string;
+  data?: string;
+}
+
+/**
+ * The view of a waiting send (docs/policies.md "Approving what you see"). Its transaction is built only
+ * when the approval runs (nonce, gas and fees are filled then), so the digest is over what the
+ * approver can see: the stored intent's canonical JSON.
+ */
+export async function decodeEthereumSend(intent: SendIntent, sources: DecodeSources): Promise<DecodedView> {
+  const calls = Array.isArray(intent.calls) ? intent.calls : [{ to: intent.to ?? '', value: intent.value, data: intent.data }];
+  const chainId = /^eip155:(\d+)$/.exec(intent.caip2 ?? '')?.[1];
+  const from = sources.signerAddress && /^0x[0-9a-fA-F]{40}$/.test(sources.signerAddress) ? toChecksumAddress(sources.signerAddress.toLowerCase()) : sources.signerAddress ?? intent.from ?? '';
+  const sections: DecodedSection[] = [
+    {
+      title: 'Send',
+      rows: [
+        { label: 'chain', value: chainId ?? intent.caip2 ?? '', note: chainId ? CHAINS[chainId] : undefined },
+        { label: 'from', value: from },
+        { label: 'nonce, gas and fees', value: 'filled by Sigil when approved' },
+      ],
+    },
+  ];
+  const flags: DecodedFlag[] = [];
+  const summaries: string[] = [];
+  for (const [i, c] of calls.entries()) {
+    const value = BigInt(c.value || '0');
+    const to = /^0x[0-9a-fA-F]{40}$/.test(c.to) ? toChecksumAddress(c.to.toLowerCase()) : c.to;
+    const toContract = to ? await sources.contract(to) : undefined;
+    const rows: DecodedRow[] = [
+      { label: 'to', value: to, note: toContract?.label },
+      { label: 'value', value: `${formatUnits(value, 18)} ETH`, note: `${value} wei` },
+    ];
+    let summary = value > 0n ? `send ${formatUnits(value, 18)} ETH to ${to}` : `call ${toContract?.label ?? to}`;
+    const data = c.data && c.data !== '0x' ? Uint8Array.from(Buffer.from(c.data.replace(/^0x/, ''), 'hex')) : new Uint8Array();
+    if (data.length > 0) {
+      const call = await decodeCall(sources, to, data, '', 0);
+      rows.push(...call.rows);
+      flags.push(...call.flags);
+      if (call.summary) summary = call.summary + (value > 0n ? ` and send ${formatUnits(value, 18)} ETH` : '');
+      else if (call.rows[0]?.label === 'function') summary = `call ${call.rows[0].value} on ${toContract?.label ?? to}${value > 0n ? ` with ${formatUnits(value, 18)} ETH` : ''}`;
+    }
+    sections.push({ title: calls.length > 1 ? `Call ${i}` : 'Call', rows });
+    summaries.push(summary);
+  }
+  return {
+    format: 'ETHEREUM_SEND',
+    summary: `${summaries.join('; ')}${chainId ? ` on chain ${chainId}` : ''}`,
+    flags,
+    digests: [{ over: 'intent', algorithm: 'sha256', payloadIndex: 0, value: hex(sha256(new TextEncoder().encode(canonicalJson(intent)))) }],
+    sections,
   };
 }
 
@@ -608,9 +677,10 @@ async function consensusOf(repos: Repositories, row: ActivityRow, votes: VoteRow
  */
 export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: ActivityRow, votes: VoteRow[]): Promise<Record<string, unknown> | undefined> {
   const member = Object.values(JSON.parse(row.intent) as Record<string, SigningIntent>)[0];
-  // A send (eth_send_transaction) names calls, not a transaction: it has no view (its simulation is
-  // recorded and judged, but a view needs the payload whose digest the dashboard checks).
-  if (!member || typeof member !== 'object' || (member.unsignedTransaction === undefined && member.payload === undefined && member.payloads === undefined)) return undefined;
+  if (!member || typeof member !== 'object') return undefined;
+  // A send names calls rather than a transaction; its view's digest is over the intent itself.
+  const send = isSendIntent(member) ? (member as SendIntent) : undefined;
+  if (!send && member.unsignedTransaction === undefined && member.payload === undefined && member.payloads === undefined) return undefined;
   const recorded = row.simulation ? (JSON.parse(row.simulation) as AssetChanges) : undefined;
   // The consensus matters while votes are still cast; a decided activity's evaluations are in
   // get_policy_evaluations, and skipping them keeps a page of list_activities to the decoding's reads.
@@ -625,7 +695,7 @@ export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: 
       },
       ownAddresses: async () => (target ? ownAddresses(repos, { bitcoin: { tx: {} }, ...(await signingTargetKeywords(repos, row.organization_id, target)) } as never) : new Set()),
     };
-    const view = await decodeSigningIntent(member, sources);
+    const view = send ? await decodeEthereumSend(send, sources) : await decodeSigningIntent(member, sources);
     return view ? { ...withSimulation(view, recorded), ...(consensus ? { consensus } : {}) } : undefined;
   } catch (err) {
     return { error: `the payload does not decode: ${(err as Error).message}`, ...(consensus ? { consensus } : {}) };
@@ -640,7 +710,7 @@ export async function decodedViewOf(repos: Repositories, barrier: Barrier, row: 
  * simulated: the view says so, with why it could not have been.
  */
 function withSimulation(view: DecodedView, recorded: AssetChanges | undefined): DecodedView & { simulation?: AssetChanges } {
-  const chain = view.format === 'ETHEREUM_TRANSACTION' ? 'ethereum' : view.format === 'SOLANA_TRANSACTION' ? 'solana' : undefined;
+  const chain = view.format === 'ETHEREUM_TRANSACTION' || view.format === 'ETHEREUM_SEND' ? 'ethereum' : view.format === 'SOLANA_TRANSACTION' ? 'solana' : undefined;
   const simulation =
     recorded ??
     (chain ? { ...NOT_SIMULATED, chain, reason: NOT_SIMULATED_REASON[chain] } : undefined);
