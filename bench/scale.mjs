@@ -26,7 +26,9 @@
 // (default the local test database). `--bulk M` first builds M end users through the same pipeline
 // in-process, without HTTP (bench/scale-bulk.mjs), before the server starts; the N measured signups,
 // the signatures and the lookups then run over HTTP on top of them, the cold signers and looked-up
-// users drawn from both. `--keep` leaves the PostgreSQL schema in place (its name is printed).
+// users drawn from both. `--keep` leaves the PostgreSQL schema in place and writes a state file (its
+// path is printed); `--reuse <state file>` measures that deployment again (PostgreSQL only) without
+// building its end users again. Drop a kept schema when done: it holds every end user's rows.
 //
 // The full run, a million end users on PostgreSQL (docs/operator-guide.md "A million end users (`bench/scale.mjs`)"):
 //   npm run build && node bench/scale.mjs --stores postgres --bulk 1000000 --n 5000
@@ -171,13 +173,26 @@ async function lookupPlans(store, parentId, user) {
 }
 
 /** One store's run; returns its rows and figures. */
-async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log }) {
+async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs, warmupMs, log }) {
   const env = { ...process.env, SIGIL_QUOTAS: 'wallets=1000000,users=1000000' };
   let deployment;
   let sigil;
   let store;
   let root;
-  if (kind === 'sqlite') {
+  let builtUsers = [];
+  // A kept PostgreSQL deployment (`--keep` wrote its state file): measured again on the end users it
+  // holds, without building them again.
+  const kept = reuse ? JSON.parse(readFileSync(reuse, 'utf8')) : undefined;
+  if (kept) {
+    deployment = { ...kept.deployment, url: new URL(kept.deployment.url) };
+    Object.assign(env, kept.deployment.env, { SIGIL_QUOTAS: env.SIGIL_QUOTAS });
+    root = deployment.root;
+    const admin = new URL(deployment.url);
+    admin.searchParams.delete('schema');
+    const pgClient = new pg.Client({ connectionString: admin.toString() });
+    await pgClient.connect();
+    store = { kind, dir: deployment.dir, schema: deployment.schema, databaseUrl: deployment.url.toString(), pgClient };
+  } else if (kind === 'sqlite') {
     delete env.DATABASE_URL;
     const dir = mkdtempSync(join(tmpdir(), 'sigil-scale-'));
     root = initOnly(dir, env);
@@ -199,7 +214,12 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
   try {
     // 0. The bulk build, before the server starts (on SQLite the builders are then its only writers).
     let built = { users: [] };
-    if (bulk > 0) {
+    if (kept) {
+      built = kept.built;
+      Object.assign(figures, kept.bulkFigures, { bulk: kept.bulkFigures.bulk, reused: reuse });
+      bulk = kept.bulkFigures.bulk + kept.measured;
+      log(`${label}: reusing the kept schema ${deployment.schema} (${bulk} end users)`);
+    } else if (bulk > 0) {
       const before = await storeBytes(store);
       log(`${label}: building ${bulk} end users in bulk (${bulkProcesses[kind]} process(es))`);
       built = await bulkBuild({ dataDir: store.dir, env, root, count: bulk, processes: bulkProcesses[kind], log });
@@ -209,6 +229,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
       if (kind === 'postgres') figures.bulkPostgresCpuUs = built.postgresCpuUs;
       figures.bulkMinutes = Number((built.elapsedMs / 60000).toFixed(1));
       figures.bulkBytesPerEndUser = perEndUser(before, await storeBytes(store), bulk).total;
+      figures.bulkBytesByObject = Object.fromEntries(perEndUser(before, await storeBytes(store), bulk).rows.map((r) => [r.name, r.bytes]));
       rows.push({
         scenario: `bulk build: create_sub_organization V7 through the pipeline in-process, ${label}, ${bulk} end users`,
         concurrency: 32 * bulkProcesses[kind],
@@ -225,7 +246,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
     const url = served.url;
     const pid = child.pid;
     // The hot organization's account: the root organization's wallet.
-    const [wallet] = (await sendEach(url, prestamp(root, '/public/v1/submit/create_wallet', 1, (i) => activity('ACTIVITY_TYPE_CREATE_WALLET', root.organizationId, { walletName: 'hot', accounts: [ETH] }, i)), pid)).answers;
+    const [wallet] = (await sendEach(url, prestamp(root, '/public/v1/submit/create_wallet', 1, (i) => activity('ACTIVITY_TYPE_CREATE_WALLET', root.organizationId, { walletName: `hot ${Date.now()}`, accounts: [ETH] }, i)), pid)).answers;
     const hotAddress = wallet.activity.result.createWalletResult.addresses[0];
 
     // 1. Signups.
@@ -299,6 +320,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
       pgClient: store.pgClient,
     });
     // The cold signers and the looked-up users: the measured ones and the bulk build's sample.
+    builtUsers = built.users;
     const pool = [...users, ...built.users];
     const order = pool.map((_, i) => i).sort(() => Math.random() - 0.5);
     const coldRequests = order.map((i, k) => {
@@ -365,7 +387,16 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmup
   } finally {
     if (child) await stop(child);
     if (store.pgClient) await store.pgClient.end();
-    if (deployment && keep) log(`${label}: kept schema ${deployment.schema} (--keep)`);
+    if (deployment && (keep || kept)) {
+      // What `--reuse` needs to measure this deployment again. It holds the root's and a sample of end
+      // users' API private keys: it stays in the temporary directory, next to the deployment's own.
+      if (!kept) {
+        const state = join(deployment.dir, 'scale-state.json');
+        const { plans, ...bulkFigures } = figures;
+        writeFileSync(state, JSON.stringify({ deployment: { ...deployment, url: deployment.url.toString() }, built: { users: builtUsers }, bulkFigures: { bulk, bulkPerSecond: bulkFigures.bulkPerSecond, bulkPerSecondBySlice: bulkFigures.bulkPerSecondBySlice, bulkMinutes: bulkFigures.bulkMinutes, bulkBytesPerEndUser: bulkFigures.bulkBytesPerEndUser }, measured: n }), { mode: 0o600 });
+        log(`${label}: kept schema ${deployment.schema}; measure it again with --reuse ${state}`);
+      } else log(`${label}: kept schema ${deployment.schema}`);
+    }
     else if (deployment) await dropBenchSchema(deployment);
     else rmSync(store.dir, { recursive: true, force: true });
   }
@@ -391,12 +422,12 @@ async function referenceRun({ durationMs, warmupMs }) {
  * The whole bench: `stores` in turn, then the reference server; returns the rows (for console.table
  * and bench/run.mjs) and the figures of each store.
  */
-export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, keep = false, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
+export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1, postgres: 2 }, keep = false, reuse, stores = ['sqlite', 'postgres'], durationMs = 5000, warmupMs = 10000, log = (m) => console.error(m) } = {}) {
   const rows = [];
   const figures = [];
   const hots = {};
   for (const kind of stores) {
-    const r = await storeRun(kind, { n, bulk, bulkProcesses, keep, durationMs, warmupMs, log });
+    const r = await storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs, warmupMs, log });
     rows.push(...r.rows);
     figures.push(r.figures);
     hots[kind] = r.hot;
@@ -418,6 +449,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       bulk: { type: 'string', default: '0' },
       'bulk-processes': { type: 'string' },
       keep: { type: 'boolean', default: false },
+      reuse: { type: 'string' },
       stores: { type: 'string', default: 'sqlite,postgres' },
       'duration-ms': { type: 'string', default: '5000' },
       'warmup-ms': { type: 'string', default: '10000' },
@@ -426,7 +458,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = new Date();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const bulkProcesses = values['bulk-processes'] ? { sqlite: 1, postgres: Number(values['bulk-processes']) } : undefined;
-  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, keep: values.keep, stores: values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
+  const out = await scaleRun({ n: Number(values.n), bulk: Number(values.bulk), bulkProcesses, keep: values.keep, reuse: values.reuse, stores: values.reuse ? ['postgres'] : values.stores.split(','), durationMs: Number(values['duration-ms']), warmupMs: Number(values['warmup-ms']) });
   console.log(`\nSigil scale bench: ${values.n} end users measured${Number(values.bulk) ? ` on ${values.bulk} built in bulk` : ''}, concurrency ${CONCURRENCY}, load average at the start ${load}, at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.table(out.rows);
   for (const f of out.figures) {
