@@ -20,7 +20,7 @@
 // one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
 // are also given as a ratio to it.
 //
-// `node bench/scale.mjs [--n 3000] [--bulk 0] [--bulk-processes 2] [--keep] [--stores sqlite,postgres]
+// `node bench/scale.mjs [--n 3000] [--bulk 0] [--bulk-processes 2] [--keep | --reuse <state>] [--stores sqlite,postgres]
 // [--duration-ms 5000] [--warmup-ms 10000]` runs it in full and writes bench/results/scale-<date>.json;
 // `npm run bench` runs a short form (bench/run.mjs, `scale` rows). PostgreSQL: SIGIL_BENCH_DATABASE_URL
 // (default the local test database). `--bulk M` first builds M end users through the same pipeline
