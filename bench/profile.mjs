@@ -1,7 +1,10 @@
-// `node bench/profile.mjs [sign_raw_payload|get_whoami|create_wallet] [postgres]`: runs one
+// `node bench/profile.mjs [sign_raw_payload|get_whoami|create_wallet|sign_cold] [postgres]`: runs one
 // pre-stamped scenario (bench/prestamped.mjs) against a `sigil serve` started with `--cpu-prof`,
 // then prints where the server's main thread spent its time: self time by source file and the
-// heaviest functions. The figures behind docs/design.md "The hot path".
+// heaviest functions. The figures behind docs/design.md "The hot path". `sign_cold` is the cold path
+// (docs/design.md "The cold path (one sub-organization per end user)"): PROFILE_END_USERS (default
+// 1500) end users are signed up first, then each signs once, so no request finds its organization
+// cached.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Turnkey } from '@turnkey/sdk-server';
 import { prestampedRows } from './prestamped.mjs';
-import { dropPostgresSchema } from './loadgen.mjs';
+import { dropPostgresSchema, prestamp, runLoad } from './loadgen.mjs';
+import { bulkKey } from './scale-bulk.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sigil.js');
@@ -39,6 +43,39 @@ const url = await new Promise((resolve) => {
 });
 const api = new Turnkey({ apiBaseUrl: url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
 const { addresses } = await api.createWallet({ walletName: 'profile', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] });
+/** sign_cold: the end users are signed up before the load starts; the load is one signature by each. */
+let coldRequests;
+if (scenario === 'sign_cold') {
+  const seed = Math.random().toString(16).slice(2);
+  const users = Array.from({ length: Number(process.env.PROFILE_END_USERS ?? 1500) }, (_, i) => ({ key: bulkKey(seed, i) }));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < users.length) {
+        const u = users[next++];
+        const r = await api.createSubOrganization({
+          subOrganizationName: `cold ${seed} ${next}`,
+          rootUsers: [{ userName: 'end user', apiKeys: [{ apiKeyName: 'device', publicKey: u.key.apiPublicKey, curveType: 'API_KEY_CURVE_P256' }], authenticators: [], oauthProviders: [] }],
+          rootQuorumThreshold: 1,
+          wallet: { walletName: 'default', accounts: [{ curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }] },
+        });
+        u.organizationId = r.subOrganizationId;
+        u.address = r.wallet.addresses[0];
+      }
+    }),
+  );
+  coldRequests = users.map((u, i) =>
+    prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () =>
+      JSON.stringify({ type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', timestampMs: String(Date.now()), organizationId: u.organizationId, parameters: { signWith: u.address, payload: i.toString(16).padStart(64, '0'), encoding: 'PAYLOAD_ENCODING_HEXADECIMAL', hashFunction: 'HASH_FUNCTION_NO_OP' } }),
+    )[0],
+  );
+}
+async function coldRow() {
+  const r = await runLoad({ url, requests: coldRequests, concurrency: 16, durationMs: 600_000, warmupMs: 0, sigilPid: child.pid });
+  if (r.errors) console.error(`sign_cold: ${r.errors} errors, first: ${r.firstError}`);
+  return [{ scenario: `sign_cold (each of ${coldRequests.length} end users once), ${postgres ? 'PostgreSQL' : 'SQLite'}`, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs }];
+}
+
 // CPU of each of the server's threads during the load, by thread name (main, GC, pool, workers).
 const { readdirSync: ls } = await import('node:fs');
 const threads = () => {
@@ -55,7 +92,7 @@ const threads = () => {
 const threadsBefore = threads();
 // The profile's timestamps are CLOCK_MONOTONIC microseconds, as process.hrtime here: only the load counts.
 const loadStart = Number(process.hrtime.bigint() / 1000n);
-const [row] = await prestampedRows({ label: postgres ? 'PostgreSQL' : 'SQLite', sigil: { url, pid: child.pid, root, signWith: addresses[0] }, names: [scenario], durationMs: Number(process.env.BENCH_DURATION_MS ?? 5000) });
+const [row] = scenario === 'sign_cold' ? await coldRow() : await prestampedRows({ label: postgres ? 'PostgreSQL' : 'SQLite', sigil: { url, pid: child.pid, root, signWith: addresses[0] }, names: [scenario], durationMs: Number(process.env.BENCH_DURATION_MS ?? 5000) });
 const loadEnd = Number(process.hrtime.bigint() / 1000n);
 const threadsAfter = threads();
 console.table([row]);

@@ -33,42 +33,40 @@ const OWNER = `json_build_object(${OWNER_COLUMNS.map((c) => {
 }).join(', ')})`;
 
 // Each branch answers one value as JSON text, lists aggregated in the order the repository reads
-// them, so the result is the repository's own answer. $1 the organization, $2 the stamp's public key
-// ('' for a passkey stamp: no API key has it), $3 the address the activity signs with ('' when it
-// names none: no account has it).
-const POSTGRES_COLD = statement(
-  'sigil_cold_reads',
-  `WITH o AS (SELECT * FROM organizations WHERE id = $1)
+// them, so the result is the repository's own answer. It runs once per cold request of a batch, as a
+// LATERAL subquery of the hot reads' statement (src/store/hot-reads.ts) over `c`: c.corg the
+// organization, c.ckey the stamp's public key ('' for a passkey stamp: no API key has it), c.caddr the
+// address the activity signs with ('' when it names none: no account has it). The names are unlike
+// any table alias below: a bare name (`row_to_json(k)`) resolves to an outer column of that name
+// before it means the alias's whole row.
+export const POSTGRES_COLD_LATERAL = `WITH o AS (SELECT * FROM organizations WHERE id = c.corg)
    SELECT 'organization' AS k, row_to_json(o)::text AS v FROM o
-   UNION ALL SELECT 'generation', COALESCE((SELECT generation FROM cache_generations WHERE organization_id = $1), 0)::text
+   UNION ALL SELECT 'generation', COALESCE((SELECT generation FROM cache_generations WHERE organization_id = c.corg), 0)::text
    UNION ALL SELECT 'parent-generation', COALESCE(g.generation, 0)::text
      FROM o LEFT JOIN cache_generations g ON g.organization_id = o.parent_organization_id WHERE o.parent_organization_id IS NOT NULL
    UNION ALL SELECT 'api-keys', COALESCE(json_agg(json_build_object('key', row_to_json(k), 'user', ${OWNER})), '[]')::text
-     FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = $2 AND k.organization_id = $1
+     FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = c.ckey AND k.organization_id = c.corg
    UNION ALL SELECT 'parent-api-keys', COALESCE(json_agg(json_build_object('key', row_to_json(k), 'user', ${OWNER})), '[]')::text
-     FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = $2 AND k.organization_id = (SELECT parent_organization_id FROM o)
+     FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = c.ckey AND k.organization_id = (SELECT parent_organization_id FROM o)
    UNION ALL SELECT 'user-rows', COALESCE(json_agg(json_build_object(
        'user', row_to_json(u),
-       'apiKeys', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM api_keys x WHERE x.organization_id = $1 AND x.user_id = u.id),
-       'authenticators', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM authenticators x WHERE x.organization_id = $1 AND x.user_id = u.id),
+       'apiKeys', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM api_keys x WHERE x.organization_id = c.corg AND x.user_id = u.id),
+       'authenticators', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM authenticators x WHERE x.organization_id = c.corg AND x.user_id = u.id),
        'tagIds', (SELECT COALESCE(json_agg(a.tag_id ORDER BY t.created_at, t.id), '[]') FROM user_tag_assignments a JOIN user_tags t ON t.id = a.tag_id WHERE a.user_id = u.id),
-       'oauthProviders', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM oauth_providers x WHERE x.organization_id = $1 AND x.user_id = u.id))), '[]')::text
-     FROM users u WHERE u.organization_id = $1 AND u.id IN (SELECT user_id FROM api_keys WHERE public_key = $2 AND organization_id = $1)
-   UNION ALL SELECT 'ip-allowlists', COALESCE(json_agg(a), '[]')::text FROM ip_allowlists a WHERE organization_id = $1 AND public_key IN ('', $2)
-   UNION ALL SELECT 'policies', COALESCE(json_agg(p ORDER BY p.created_at, p.id), '[]')::text FROM policies p WHERE organization_id = $1
-   UNION ALL SELECT 'velocity-controls', COALESCE(json_agg(c ORDER BY c.created_at, c.id), '[]')::text FROM velocity_controls c WHERE organization_id = $1
-   UNION ALL SELECT 'root-quorum', COALESCE(json_agg(q.user_id ORDER BY q.user_id), '[]')::text FROM root_quorum_members q WHERE organization_id = $1
-   UNION ALL SELECT 'mfa-policies', COALESCE(json_agg(m ORDER BY m.user_id, m.order_index), '[]')::text FROM mfa_policies m WHERE organization_id = $1
+       'oauthProviders', (SELECT COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM oauth_providers x WHERE x.organization_id = c.corg AND x.user_id = u.id))), '[]')::text
+     FROM users u WHERE u.organization_id = c.corg AND u.id IN (SELECT user_id FROM api_keys WHERE public_key = c.ckey AND organization_id = c.corg)
+   UNION ALL SELECT 'ip-allowlists', COALESCE(json_agg(a), '[]')::text FROM ip_allowlists a WHERE organization_id = c.corg AND public_key IN ('', c.ckey)
+   UNION ALL SELECT 'policies', COALESCE(json_agg(p ORDER BY p.created_at, p.id), '[]')::text FROM policies p WHERE organization_id = c.corg
+   UNION ALL SELECT 'velocity-controls', COALESCE(json_agg(v ORDER BY v.created_at, v.id), '[]')::text FROM velocity_controls v WHERE organization_id = c.corg
+   UNION ALL SELECT 'root-quorum', COALESCE(json_agg(q.user_id ORDER BY q.user_id), '[]')::text FROM root_quorum_members q WHERE organization_id = c.corg
+   UNION ALL SELECT 'mfa-policies', COALESCE(json_agg(m ORDER BY m.user_id, m.order_index), '[]')::text FROM mfa_policies m WHERE organization_id = c.corg
    UNION ALL SELECT 'webhook-endpoints', COALESCE(json_agg(json_build_object('id', w.id, 'organization_id', w.organization_id, 'subscriptions', w.subscriptions) ORDER BY w.created_at, w.id), '[]')::text
-     FROM webhook_endpoints w WHERE organization_id = $1 AND is_active = 1
-   UNION ALL SELECT 'accounts', COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]')::text FROM wallet_accounts x WHERE organization_id = $1 AND address = $3
-   UNION ALL SELECT 'organization-key', row_to_json(x)::text FROM organization_keys x WHERE organization_id = $1`,
-);
+     FROM webhook_endpoints w WHERE organization_id = c.corg AND is_active = 1
+   UNION ALL SELECT 'accounts', COALESCE(json_agg(x ORDER BY x.created_at, x.id), '[]')::text FROM wallet_accounts x WHERE organization_id = c.corg AND address = c.caddr
+   UNION ALL SELECT 'organization-key', row_to_json(x)::text FROM organization_keys x WHERE organization_id = c.corg`;
 
-interface Row {
-  k: string;
-  v: string;
-}
+/** One cold request of a PostgreSQL batch as POSTGRES_COLD_LATERAL reads it (`k`: its place in the batch). */
+export const postgresColdParameter = (k: number, request: ColdReadRequest) => ({ ck: k, corg: request.organizationId, ckey: request.publicKey ?? '', caddr: request.address ?? '' });
 
 /** What a cold read is asked for: the organization, the stamp's API key (if one), the address it signs with (if any). */
 export interface ColdReadRequest {
@@ -129,34 +127,29 @@ function seedsOf(request: ColdReadRequest, found: Found): ColdReadResult {
   return { organization, seeds };
 }
 
-function postgresColdReads(raw: RawDb): ColdReads {
-  return {
-    async read(request) {
-      const rows = await raw.query<Row>(POSTGRES_COLD, [request.organizationId, request.publicKey ?? '', request.address ?? '']);
-      const by = new Map(rows.map((r) => [r.k, r.v]));
-      const organizationText = by.get('organization');
-      if (organizationText === undefined) return { organization: undefined, seeds: [] };
-      const json = <T>(k: string) => JSON.parse(by.get(k)!) as T;
-      const keyText = by.get('organization-key');
-      const parentGeneration = by.get('parent-generation');
-      return seedsOf(request, {
-        organization: JSON.parse(organizationText) as OrganizationRow,
-        generation: Number(by.get('generation')),
-        parentGeneration: parentGeneration === undefined ? undefined : Number(parentGeneration),
-        apiKeys: json('api-keys'),
-        parentApiKeys: json('parent-api-keys'),
-        userRows: json('user-rows'),
-        ipAllowlists: json('ip-allowlists'),
-        policies: json('policies'),
-        velocityControls: json('velocity-controls'),
-        rootQuorum: json('root-quorum'),
-        mfaPolicies: json('mfa-policies'),
-        webhookEndpoints: json('webhook-endpoints'),
-        accounts: json('accounts'),
-        organizationKey: keyText === undefined ? undefined : (JSON.parse(keyText) as OrganizationKeyRow),
-      });
-    },
-  };
+/** What POSTGRES_COLD_LATERAL answered for one request, by value name (JSON text), as the cache keeps it. */
+export function postgresColdResult(request: ColdReadRequest, by: Map<string, string>): ColdReadResult {
+  const organizationText = by.get('organization');
+  if (organizationText === undefined) return { organization: undefined, seeds: [] };
+  const json = <T>(k: string) => JSON.parse(by.get(k)!) as T;
+  const keyText = by.get('organization-key');
+  const parentGeneration = by.get('parent-generation');
+  return seedsOf(request, {
+    organization: JSON.parse(organizationText) as OrganizationRow,
+    generation: Number(by.get('generation')),
+    parentGeneration: parentGeneration === undefined ? undefined : Number(parentGeneration),
+    apiKeys: json('api-keys'),
+    parentApiKeys: json('parent-api-keys'),
+    userRows: json('user-rows'),
+    ipAllowlists: json('ip-allowlists'),
+    policies: json('policies'),
+    velocityControls: json('velocity-controls'),
+    rootQuorum: json('root-quorum'),
+    mfaPolicies: json('mfa-policies'),
+    webhookEndpoints: json('webhook-endpoints'),
+    accounts: json('accounts'),
+    organizationKey: keyText === undefined ? undefined : (JSON.parse(keyText) as OrganizationKeyRow),
+  });
 }
 
 // SQLite: the statements the repositories' reads compile to, prepared once each (src/store/raw.ts),
@@ -184,7 +177,8 @@ const SQLITE = {
   organizationKey: statement('sigil_cold_organization_key', 'SELECT * FROM organization_keys WHERE organization_id = $1'),
 } satisfies Record<string, Statement>;
 
-function sqliteColdReads(raw: RawDb): ColdReads {
+/** SQLite: the cold read, in process, before the request's generation read (src/store/hot-reads.ts). */
+export function sqliteColdReads(raw: RawDb): ColdReads {
   return {
     async read(request) {
       const { organizationId, publicKey, address } = request;
@@ -234,8 +228,4 @@ function sqliteColdReads(raw: RawDb): ColdReads {
       return found ? seedsOf(request, found) : { organization: undefined, seeds: [] };
     },
   };
-}
-
-export function coldReads(raw: RawDb): ColdReads {
-  return raw.dialect === 'postgres' ? postgresColdReads(raw) : sqliteColdReads(raw);
 }

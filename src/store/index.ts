@@ -11,7 +11,6 @@ import { ReadCache } from './read-cache.js';
 import { cachedRepositories } from './cached-repositories.js';
 import type { Repositories } from './repositories/index.js';
 import { hotReads, type HotReads } from './hot-reads.js';
-import { coldReads, type ColdReads } from './cold-reads.js';
 import type { Checkpointer, WalSync } from './wal-sync.js';
 import type { ActivityRow } from './repositories/activities.js';
 import { ActivitiesRepo } from './repositories/activities.js';
@@ -156,7 +155,6 @@ export class Store {
   /** The generation (and fingerprint) reads of the request path; batched per event-loop turn on PostgreSQL. */
   private readonly hot: HotReads;
   /** What a request from an organization not cached here reads, in one statement (PostgreSQL). */
-  private readonly cold: ColdReads;
   private checkpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -185,7 +183,6 @@ export class Store {
       restartLog: checkpointer ? () => checkpointer.quiet() : undefined,
     });
     this.hot = hotReads(raw);
-    this.cold = coldReads(raw);
     this.cache = new ReadCache(async (ids) => (await this.hot.read(ids)).generations);
   }
 
@@ -238,10 +235,11 @@ export class Store {
 
   /**
    * The reads of one request to `organizationId` (and its parent), stamped with `publicKey` when an
-   * API key signed it, signing with the account at `address` when it names one: an organization this
-   * process holds nothing for gets what authentication, policy and signing read in one statement
-   * (src/store/cold-reads.ts), kept by the read cache for the request like any value it loads; then
-   * `reads`. An organization's parent never changes, so it is learnt once.
+   * API key signed it, signing with the account at `address` when it names one: `reads`, and for an
+   * organization this process holds nothing for, what authentication, policy and signing read, in
+   * the same statement on PostgreSQL (src/store/hot-reads.ts, cold-reads.ts), kept by the read cache
+   * for the request like any value it loads. An organization's parent never changes, so it is learnt
+   * once.
    */
   async requestReads(
     organizationId: string,
@@ -249,20 +247,26 @@ export class Store {
     publicKey: string | undefined,
     address?: string,
   ): Promise<RequestReads> {
-    // A failed cold read only costs its values: the reads below fail the same way, or load them one by one.
-    const coldRead = this.cache.holds(organizationId) ? undefined : this.cold.read({ organizationId, publicKey, address }).catch(() => undefined);
+    const coldRequest = this.cache.holds(organizationId) ? undefined : { organizationId, publicKey, address };
     let parent = this.cache.parentOf(organizationId);
-    if (parent === undefined) {
-      const cold = coldRead && (await coldRead);
-      const org = cold ? cold.organization : await this.repos.organizations.get(organizationId);
+    if (parent === undefined && !coldRequest) {
+      const org = await this.repos.organizations.get(organizationId);
       // An unknown organization is refused by the caller (requireOrganization) with the reads below.
       parent = org ? org.parent_organization_id : null;
       if (org) this.cache.rememberParent(org.id, parent);
     }
-    const reads = await this.reads(parent ? [organizationId, parent] : [organizationId], submission);
-    const cold = coldRead && (await coldRead);
-    if (cold) for (const s of cold.seeds) this.cache.seed(s.organizationId, s.generation, s.values);
-    return reads;
+    const ids = parent ? [organizationId, parent] : [organizationId];
+    const { generations, activity, cold } = await this.hot.read(ids, submission, coldRequest);
+    const found = cold?.organization;
+    if (found && parent === undefined) {
+      this.cache.rememberParent(found.id, found.parent_organization_id);
+      // The parent's generation came with the cold read, in its snapshot.
+      if (found.parent_organization_id) ids.push(found.parent_organization_id);
+    }
+    for (const s of cold?.seeds ?? []) if (!generations.has(s.organizationId)) generations.set(s.organizationId, s.generation);
+    const repos = cachedRepositories(this.repos, this.cache.observe(generations, ids));
+    for (const s of cold?.seeds ?? []) this.cache.seed(s.organizationId, s.generation, s.values);
+    return { repos, existing: activity };
   }
 
   /**
