@@ -183,22 +183,13 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
   // A kept PostgreSQL deployment (`--keep` wrote its state file): measured again on the end users it
   // holds, without building them again.
   const kept = reuse ? JSON.parse(readFileSync(reuse, 'utf8')) : undefined;
-  if (kept) {
-    deployment = { ...kept.deployment, url: new URL(kept.deployment.url) };
-    Object.assign(env, kept.deployment.env, { SIGIL_QUOTAS: env.SIGIL_QUOTAS });
-    root = deployment.root;
-    const admin = new URL(deployment.url);
-    admin.searchParams.delete('schema');
-    const pgClient = new pg.Client({ connectionString: admin.toString() });
-    await pgClient.connect();
-    store = { kind, dir: deployment.dir, schema: deployment.schema, databaseUrl: deployment.url.toString(), pgClient };
-  } else if (kind === 'sqlite') {
+  if (kind === 'sqlite' && !kept) {
     delete env.DATABASE_URL;
     const dir = mkdtempSync(join(tmpdir(), 'sigil-scale-'));
     root = initOnly(dir, env);
     store = { kind, dir };
   } else {
-    deployment = postgresDeployment('scale');
+    deployment = kept ? { ...kept.deployment, url: new URL(kept.deployment.url) } : postgresDeployment('scale');
     Object.assign(env, deployment.env, { SIGIL_QUOTAS: env.SIGIL_QUOTAS });
     root = deployment.root;
     const admin = new URL(deployment.url);
