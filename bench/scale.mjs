@@ -384,7 +384,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
       if (!kept) {
         const state = join(deployment.dir, 'scale-state.json');
         const { plans, ...bulkFigures } = figures;
-        writeFileSync(state, JSON.stringify({ deployment: { ...deployment, url: deployment.url.toString() }, built: { users: builtUsers }, bulkFigures: { bulk, bulkPerSecond: bulkFigures.bulkPerSecond, bulkPerSecondBySlice: bulkFigures.bulkPerSecondBySlice, bulkMinutes: bulkFigures.bulkMinutes, bulkBytesPerEndUser: bulkFigures.bulkBytesPerEndUser }, measured: n }), { mode: 0o600 });
+        writeFileSync(state, JSON.stringify({ deployment: { ...deployment, env: { DATABASE_URL: deployment.env.DATABASE_URL }, url: deployment.url.toString() }, built: { users: builtUsers }, bulkFigures: { bulk, bulkPerSecond: bulkFigures.bulkPerSecond, bulkPerSecondBySlice: bulkFigures.bulkPerSecondBySlice, bulkMinutes: bulkFigures.bulkMinutes, bulkBytesPerEndUser: bulkFigures.bulkBytesPerEndUser }, measured: n }), { mode: 0o600 });
         log(`${label}: kept schema ${deployment.schema}; measure it again with --reuse ${state}`);
       } else log(`${label}: kept schema ${deployment.schema}`);
     }
