@@ -213,7 +213,7 @@ function droppingBrokenConnections(pool: pg.Pool): pg.Pool {
 function openPostgres(url: string): OpenedDatabase {
   const parsed = parseDatabaseUrl(url);
   const schema = parsed.schema;
-  // search_path is set by the server at connect time, so every connection sees the schema.
+  // search_path (and jit) are set by the server at connect time, so every connection has them.
   const configFor = (host: PostgresHost | undefined) => ({
     connectionString: parsed.forHost(host),
     // Names the process in pg_stat_activity, so an operator (and the bench) can tell whose backend is whose.
@@ -221,7 +221,11 @@ function openPostgres(url: string): OpenedDatabase {
     // A database host that does not answer (a failover in progress, a network partition) fails the
     // request after this long instead of holding it; pg waits forever by default.
     connectionTimeoutMillis: 5_000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // JIT compilation off: every statement here is a short index read or write, and the planner
+    // compiles one whose estimated cost passes jit_above_cost (a batch over a JSON recordset is
+    // estimated at 100 rows, so the cold read of src/store/hot-reads.ts passed it at a million end
+    // users), which cost 1.7 s per execution against 1 ms of work.
+    options: `-c jit=off${schema ? ` -c search_path=${schema}` : ''}`,
   });
   // One host and no session attribute to check: node-postgres connects as it always has. Several
   // hosts, or a session that must be read-write: each new connection goes to the host that fits now
