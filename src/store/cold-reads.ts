@@ -3,9 +3,10 @@
 // authentication, policy and signing need one statement at a time (the organization, the stamp's
 // API key and owner here and in the parent, IP allowlists, policies, velocity controls, the root
 // quorum, MFA policies, webhook endpoints, the caller's user record, the account the request signs
-// with and the organization's wrapped data key: about eighteen statements). On PostgreSQL this is
-// one prepared statement that returns them all with the organization's (and its parent's) cache
-// generation, read in one snapshot; on SQLite, where a statement costs microseconds and no round
+// with and the organization's wrapped data key: about eighteen statements). On PostgreSQL they are
+// one LATERAL branch per cold request of the statement every request already makes (the hot reads,
+// src/store/hot-reads.ts), returned with the organization's (and its parent's) cache generation,
+// read in one snapshot; on SQLite, where a statement costs microseconds and no round
 // trip but the query builder's per-call work costs more than the statement, it is a set of
 // statements prepared once and run in one read transaction. src/store/read-cache.ts keeps the
 // values under the same keys the cached repositories (cached-repositories.ts) read, and only while

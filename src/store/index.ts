@@ -154,7 +154,6 @@ export class Store {
   private readonly cache: ReadCache;
   /** The generation (and fingerprint) reads of the request path; batched per event-loop turn on PostgreSQL. */
   private readonly hot: HotReads;
-  /** What a request from an organization not cached here reads, in one statement (PostgreSQL). */
   private checkpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -222,24 +221,13 @@ export class Store {
   }
 
   /**
-   * The reads of one request over `organizationIds`: their cache generations are read first (with,
-   * for a submission, the activity its fingerprint names, in the same round trip), and the hot
-   * reads are then served from memory for them.
-   */
-  async reads(organizationIds: string[], submission?: { organizationId: string; fingerprint: string; timestampMs: number }): Promise<RequestReads> {
-    const ids = [...new Set(organizationIds)];
-    if (!submission) return { repos: cachedRepositories(this.repos, await this.cache.view(ids)) };
-    const { generations, activity } = await this.hot.read(ids, submission);
-    return { repos: cachedRepositories(this.repos, this.cache.observe(generations, ids)), existing: activity };
-  }
-
-  /**
    * The reads of one request to `organizationId` (and its parent), stamped with `publicKey` when an
-   * API key signed it, signing with the account at `address` when it names one: `reads`, and for an
-   * organization this process holds nothing for, what authentication, policy and signing read, in
-   * the same statement on PostgreSQL (src/store/hot-reads.ts, cold-reads.ts), kept by the read cache
-   * for the request like any value it loads. An organization's parent never changes, so it is learnt
-   * once.
+   * API key signed it, signing with the account at `address` when it names one: the cache generations
+   * of the organizations it touches (with, for a submission, the activity its fingerprint names), and
+   * for an organization this process holds nothing for, what authentication, policy and signing read,
+   * in the same statement on PostgreSQL (src/store/hot-reads.ts, cold-reads.ts), kept by the read
+   * cache for the request like any value it loads. The hot reads are then served from memory. An
+   * organization's parent never changes, so it is learnt once.
    */
   async requestReads(
     organizationId: string,
