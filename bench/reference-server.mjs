@@ -6,7 +6,8 @@
 // native binding), record the request and its result in SQLite with commits of concurrent requests
 // grouped into one durable transaction (WAL, synchronous=FULL, as Sigil's default store), and answer a
 // small JSON document of the shape the official clients read. Nothing else: no policies, no idempotency,
-// no audit, no logging.
+// no audit, no logging. `POST /noop` answers `{}` and does nothing else: the least any request costs
+// on this host, the floor the scale bench measures lookup latency against.
 //
 // Run as a child process: `node bench/reference-server.mjs <dataDir> <apiPublicKey>`; prints
 // `listening <url>` once it listens.
@@ -43,6 +44,11 @@ function fail(res, status, message) {
 }
 
 const server = createServer((req, res) => {
+  // `/noop`: an empty answer, read and written as every other (the host's floor for one request).
+  if (req.url === '/noop') {
+    req.resume();
+    return req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'));
+  }
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {

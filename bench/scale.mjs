@@ -13,8 +13,9 @@
 //     cold/hot ratio of server CPU per request (with PostgreSQL's own CPU on that store);
 //  4. answers each lookup (list_suborgs by email, phone number, public key, wallet address, name and
 //     user name; list_verified_suborgs by email; whoami of an end user) at concurrency 16 and
-//     reports its p99, then again paced so that lookups rarely queue behind each other (the p99 of
-//     the lookup itself), and on PostgreSQL prints the plan of each list_suborgs filter;
+//     reports its p99, then again one at a time, paced (the p99 of the lookup itself, next to the
+//     host's floor: an empty answer measured the same way), and on PostgreSQL prints the plan of each
+//     list_suborgs filter;
 //  5. reports the serving process's RSS;
 // and, in the same run, the reference server (bench/reference-server.mjs: stamp verify, secp256k1 sign,
 // one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
@@ -47,8 +48,17 @@ import { bulkBuild } from './scale-bulk.mjs';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ETH = { curve: 'CURVE_SECP256K1', pathFormat: 'PATH_FORMAT_BIP32', path: "m/44'/60'/0'/0/0", addressFormat: 'ADDRESS_FORMAT_ETHEREUM' };
 const CONCURRENCY = 16;
-/** Lookups per second of the paced lookup rows: well under what one process answers, so they rarely queue. */
+/** Lookups per second of the paced lookup rows: well under what one process answers. */
 const LOOKUP_PACE = 200;
+
+/**
+ * Requests sent one at a time on one connection, LOOKUP_PACE per second (at least 1,000 of them, so
+ * the p99 is not the single worst), each timed alone: a request's own latency, with no other request
+ * of the client's in flight.
+ */
+function pacedAlone(url, requests, { durationMs, sigilPid, pgClient }) {
+  return runLoad({ url, requests, concurrency: 1, durationMs: Math.max(durationMs, 5000), warmupMs: 500, sigilPid, pgClient, repeat: true, ratePerSecond: LOOKUP_PACE });
+}
 
 /** A fresh P-256 API key, hex, as @turnkey/crypto's generateP256KeyPair gives it. */
 function apiKey() {
@@ -364,11 +374,13 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
       if (r.errors) log(`${label} ${l.name}: ${r.errors} errors, first: ${r.firstError}`);
       figures.lookupP99ms[l.name] = r.p99ms;
       // At c16 a closed loop keeps 16 lookups queued on two cores: its latency is mostly the wait
-      // behind the other 15 (16 / answers per second). Paced at LOOKUP_PACE per second, each lookup
-      // mostly runs alone: its own cost, the figure an index read is judged by.
-      const paced = await runLoad({ url, requests: l.requests, concurrency: CONCURRENCY, durationMs: Math.min(durationMs, 2000), warmupMs: 500, sigilPid: pid, pgClient: store.pgClient, repeat: true, ratePerSecond: LOOKUP_PACE });
+      // behind the other 15 (16 / answers per second). Paced, one connection sends LOOKUP_PACE per
+      // second and never two at once, so each lookup runs alone: its own latency, the figure an index
+      // read is judged by. (Sixteen paced connections bunch whenever the client's timers fire late,
+      // and then queue again.) The host's floor for the same measurement is in the reference's row.
+      const paced = await pacedAlone(url, l.requests, { durationMs, sigilPid: pid, pgClient: store.pgClient });
       figures.lookupP99msPaced[l.name] = paced.p99ms;
-      rows.push({ scenario: `${l.name}, ${label}, ${n + bulk} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '', note: `paced at ${LOOKUP_PACE}/s: p50 ${paced.p50ms} ms, p99 ${paced.p99ms} ms` });
+      rows.push({ scenario: `${l.name}, ${label}, ${n + bulk} end users`, concurrency: CONCURRENCY, requests: r.requests, errors: r.errors, perSecond: r.perSecond, p50ms: r.p50ms, p99ms: r.p99ms, serverCpuUs: r.serverCpuUs, postgresCpuUs: r.postgresCpuUs ?? '', roundTrips: r.roundTrips ?? '', note: `alone, paced at ${LOOKUP_PACE}/s: p50 ${paced.p50ms} ms, p99 ${paced.p99ms} ms` });
     }
     if (kind === 'postgres') figures.plans = await lookupPlans(store, root.organizationId, sample[0]);
 
@@ -402,7 +414,10 @@ async function referenceRun({ durationMs, warmupMs }) {
     const orgId = randomUUID();
     const count = Math.ceil(((durationMs + warmupMs) / 1000) * 6000);
     const r = await runLoad({ url: ref.url, requests: prestamp(key, '/public/v1/submit/sign_raw_payload', count, (i) => signBody(orgId, '0x', i, 'feed')), concurrency: CONCURRENCY, durationMs, warmupMs, sigilPid: ref.child.pid });
-    return r;
+    // The host's floor for a lookup's latency: the reference server's empty answer (`/noop`),
+    // measured as the lookups are (pacedAlone). No request here can answer faster than this.
+    const floor = await pacedAlone(ref.url, prestamp(key, '/noop', 1, () => '{}'), { durationMs, sigilPid: ref.child.pid });
+    return { ...r, floor };
   } finally {
     await stop(ref.child);
     rmSync(dir, { recursive: true, force: true });
@@ -425,12 +440,14 @@ export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1
   }
   const ref = await referenceRun({ durationMs, warmupMs });
   rows.push({ scenario: 'sign_raw_payload, reference server (stamp verify, secp256k1 sign, grouped durable SQLite write)', concurrency: CONCURRENCY, requests: ref.requests, errors: ref.errors, perSecond: ref.perSecond, p50ms: ref.p50ms, p99ms: ref.p99ms, serverCpuUs: ref.serverCpuUs });
+  rows.push({ scenario: `the host's floor: an empty HTTP answer, alone, paced at ${LOOKUP_PACE}/s (as the lookups)`, concurrency: 1, requests: ref.floor.requests, errors: ref.floor.errors, p50ms: ref.floor.p50ms, p99ms: ref.floor.p99ms, serverCpuUs: ref.floor.serverCpuUs });
+  for (const f of figures) f.hostFloorP99ms = ref.floor.p99ms;
   for (const [kind, hot] of Object.entries(hots)) {
     const ratio = Number(((hot.serverCpuUs + (hot.postgresCpuUs ?? 0)) / ref.serverCpuUs).toFixed(2));
     figures.find((f) => f.store === (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL')).hotOverReference = ratio;
     rows.push({ scenario: `sign_raw_payload, one hot organization, ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (Node + PostgreSQL)'} / reference server, server CPU per request`, concurrency: CONCURRENCY, serverCpuUs: ratio });
   }
-  return { rows, figures, reference: { serverCpuUs: ref.serverCpuUs, perSecond: ref.perSecond } };
+  return { rows, figures, reference: { serverCpuUs: ref.serverCpuUs, perSecond: ref.perSecond, floorP99ms: ref.floor.p99ms } };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
