@@ -45,7 +45,10 @@ beforeAll(async () => {
   await execSql(sigil, 'ALTER TABLE users DROP COLUMN phone_number_vouched_at');
   await execSql(sigil, `DELETE FROM kysely_migration WHERE name = '026_vouched_contacts'`);
   const restarted = serve(sigil.dataDir, sigil.env);
-  sigil = { ...sigil, ...(await restarted.ready), process: restarted.child, stderr: restarted.stderr, stop: () => terminate(restarted.child) };
+  // The first instance's stop also removes the data directory and the PostgreSQL schema: the
+  // restarted process is stopped first, then that runs (without it the schema stayed behind).
+  const first = sigil;
+  sigil = { ...sigil, ...(await restarted.ready), process: restarted.child, stderr: restarted.stderr, stop: async () => (await terminate(restarted.child), await first.stop()) };
 }, 120_000);
 
 afterAll(async () => {
