@@ -513,7 +513,11 @@ async function exportThroughKit(page: Page, method: string, params: Record<strin
   return secret;
 }
 
-describe('export and import through Sigil’s frames', () => {
+// One retry, with a new person (browser context, sub-organization and wallet). Once in six runs with
+// two test files at a time, one of the kit's export screens never opened its frame within 90 s (the
+// kit's modal race described in exportThroughKit, on a loaded machine); the same steps passed on the
+// retry's fresh page. A failure that repeats still fails the suite.
+describe('export and import through Sigil’s frames', { retry: 1 }, () => {
   it('exports the wallet’s mnemonic, its accounts’ keys (hex, Solana) and a private key in Sigil’s export frame, imports a mnemonic (and signs with it) and a key through the import frame, and signs a Solana transaction in the export-and-sign frame', async () => {
     const { page, context, calls } = await person();
     const me = await signUp(page, 'noor');
