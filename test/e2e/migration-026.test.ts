@@ -48,7 +48,11 @@ beforeAll(async () => {
   // The first instance's stop also removes the data directory and the PostgreSQL schema: the
   // restarted process is stopped first, then that runs (without it the schema stayed behind).
   const first = sigil;
-  sigil = { ...sigil, ...(await restarted.ready), process: restarted.child, stderr: restarted.stderr, stop: async () => (await terminate(restarted.child), await first.stop()) };
+  const stop = async () => {
+    await terminate(restarted.child);
+    await first.stop();
+  };
+  sigil = { ...sigil, ...(await restarted.ready), process: restarted.child, stderr: restarted.stderr, stop };
 }, 120_000);
 
 afterAll(async () => {
