@@ -358,6 +358,6 @@ console.table(results);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 const file = join(ROOT, 'bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 console.log(`SQLite write-ahead log after the SQLite rows: ${sqliteLogMb} MB`);
-if (scale) for (const f of scale.figures) console.log(`scale, ${f.store}: ${f.bytesPerEndUser} bytes per end user at rest; cold/hot ${f.coldOverHot}; hot/reference ${f.hotOverReference}; lookup p99 alone ${Math.max(...Object.values(f.lookupP99msPaced))} ms at most (host floor ${f.hostFloorP99ms} ms); RSS ${Object.values(f.rssMb).join(', ')} MB`);
+if (scale) for (const f of scale.figures) console.log(`scale, ${f.store}: ${f.bytesPerEndUser} bytes per end user at rest; cold/hot ${f.coldOverHot} (the reference's own ${f.referenceColdOverHot}); hot/reference ${f.hotOverReference}; cold/reference cold ${f.coldOverReferenceCold}; lookup p99 alone ${Math.max(...Object.values(f.lookupP99msPaced))} ms at most (host floor ${f.hostFloorP99ms} ms); RSS ${Object.values(f.rssMb).join(', ')} MB`);
 writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), durationMs: DURATION_MS, sqliteLogMb, results, scale: scale?.figures }, null, 2));
 console.log(`written to ${file}`);

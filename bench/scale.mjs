@@ -156,8 +156,8 @@ function rssMb(pid) {
 }
 
 /** The reference server (bench/reference-server.mjs) on its own data directory; resolves once it listens. */
-function startReference(dir, apiPublicKey) {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'reference-server.mjs'), dir, apiPublicKey], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startReference(dir, apiPublicKey, endUsersFile) {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'reference-server.mjs'), dir, apiPublicKey, endUsersFile], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -386,7 +386,7 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
 
     // 5. Memory.
     figures.rssMb = Object.fromEntries(servingProcesses(pid).map((p) => [p, rssMb(p)]));
-    return { rows, figures, hot, root };
+    return { rows, figures, hot, cold, coldSigners: pool.length, root };
   } finally {
     if (child) await stop(child);
     if (store.pgClient) await store.pgClient.end();
@@ -405,19 +405,27 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
   }
 }
 
-/** The reference server under the hot load of the Sigil rows. */
-async function referenceRun({ durationMs, warmupMs }) {
+/**
+ * The reference server under the hot load of the Sigil rows, then its cold load: `endUsers` end users
+ * of their own organizations, each signing once, as Sigil's cold row.
+ */
+async function referenceRun({ durationMs, warmupMs, endUsers }) {
   const dir = mkdtempSync(join(tmpdir(), 'sigil-reference-'));
   const key = apiKey();
-  const ref = await startReference(dir, key.apiPublicKey);
+  const users = Array.from({ length: endUsers }, () => ({ key: apiKey(), organizationId: randomUUID() }));
+  const usersFile = join(dir, 'end-users.json');
+  writeFileSync(usersFile, JSON.stringify(users.map((u) => ({ apiPublicKey: u.key.apiPublicKey, organizationId: u.organizationId }))));
+  const ref = await startReference(dir, key.apiPublicKey, usersFile);
   try {
     const orgId = randomUUID();
     const count = Math.ceil(((durationMs + warmupMs) / 1000) * 6000);
     const r = await runLoad({ url: ref.url, requests: prestamp(key, '/public/v1/submit/sign_raw_payload', count, (i) => signBody(orgId, '0x', i, 'feed')), concurrency: CONCURRENCY, durationMs, warmupMs, sigilPid: ref.child.pid });
+    const coldRequests = users.map((u, k) => prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () => signBody(u.organizationId, '0x', k, 'c01d'))[0]);
+    const cold = await runLoad({ url: ref.url, requests: coldRequests, concurrency: CONCURRENCY, durationMs, warmupMs: 0, sigilPid: ref.child.pid });
     // The host's floor for a lookup's latency: the reference server's empty answer (`/noop`),
     // measured as the lookups are (pacedAlone). No request here can answer faster than this.
     const floor = await pacedAlone(ref.url, prestamp(key, '/noop', 1, () => '{}'), { durationMs, sigilPid: ref.child.pid });
-    return { ...r, floor };
+    return { ...r, cold, floor };
   } finally {
     await stop(ref.child);
     rmSync(dir, { recursive: true, force: true });
@@ -432,22 +440,35 @@ export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1
   const rows = [];
   const figures = [];
   const hots = {};
+  const colds = {};
+  let coldSigners = 0;
   for (const kind of stores) {
     const r = await storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs, warmupMs, log });
     rows.push(...r.rows);
     figures.push(r.figures);
     hots[kind] = r.hot;
+    colds[kind] = r.cold;
+    coldSigners = Math.max(coldSigners, r.coldSigners);
   }
-  const ref = await referenceRun({ durationMs, warmupMs });
+  const ref = await referenceRun({ durationMs, warmupMs, endUsers: coldSigners });
   rows.push({ scenario: 'sign_raw_payload, reference server (stamp verify, secp256k1 sign, grouped durable SQLite write)', concurrency: CONCURRENCY, requests: ref.requests, errors: ref.errors, perSecond: ref.perSecond, p50ms: ref.p50ms, p99ms: ref.p99ms, serverCpuUs: ref.serverCpuUs });
+  if (ref.cold.errors) log(`reference server, cold: ${ref.cold.errors} errors, first: ${ref.cold.firstError}`);
+  rows.push({ scenario: `sign_raw_payload, reference server, a random end user of ${coldSigners}, each once (cold: index read, key import, two AES-GCM opens)`, concurrency: CONCURRENCY, requests: ref.cold.requests, errors: ref.cold.errors, perSecond: ref.cold.perSecond, p50ms: ref.cold.p50ms, p99ms: ref.cold.p99ms, serverCpuUs: ref.cold.serverCpuUs });
+  const referenceColdOverHot = Number((ref.cold.serverCpuUs / ref.serverCpuUs).toFixed(2));
+  rows.push({ scenario: 'sign_raw_payload, reference server: cold / hot server CPU per request (the stack\'s own cost of a request nothing is cached for)', concurrency: CONCURRENCY, serverCpuUs: referenceColdOverHot });
   rows.push({ scenario: `the host's floor: an empty HTTP answer, alone, paced at ${LOOKUP_PACE}/s (as the lookups)`, concurrency: 1, requests: ref.floor.requests, errors: ref.floor.errors, p50ms: ref.floor.p50ms, p99ms: ref.floor.p99ms, serverCpuUs: ref.floor.serverCpuUs });
   for (const f of figures) f.hostFloorP99ms = ref.floor.p99ms;
+  const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
   for (const [kind, hot] of Object.entries(hots)) {
-    const ratio = Number(((hot.serverCpuUs + (hot.postgresCpuUs ?? 0)) / ref.serverCpuUs).toFixed(2));
-    figures.find((f) => f.store === (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL')).hotOverReference = ratio;
-    rows.push({ scenario: `sign_raw_payload, one hot organization, ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (Node + PostgreSQL)'} / reference server, server CPU per request`, concurrency: CONCURRENCY, serverCpuUs: ratio });
+    const f = figures.find((x) => x.store === (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'));
+    const storeName = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (Node + PostgreSQL)';
+    f.hotOverReference = Number((cpuOf(hot) / ref.serverCpuUs).toFixed(2));
+    f.coldOverReferenceCold = Number((cpuOf(colds[kind]) / ref.cold.serverCpuUs).toFixed(2));
+    f.referenceColdOverHot = referenceColdOverHot;
+    rows.push({ scenario: `sign_raw_payload, one hot organization, ${storeName} / reference server, server CPU per request`, concurrency: CONCURRENCY, serverCpuUs: f.hotOverReference });
+    rows.push({ scenario: `sign_raw_payload, a random end user (cold), ${storeName} / the reference server's cold row, server CPU per request`, concurrency: CONCURRENCY, serverCpuUs: f.coldOverReferenceCold });
   }
-  return { rows, figures, reference: { serverCpuUs: ref.serverCpuUs, perSecond: ref.perSecond, floorP99ms: ref.floor.p99ms } };
+  return { rows, figures, reference: { serverCpuUs: ref.serverCpuUs, coldServerCpuUs: ref.cold.serverCpuUs, coldOverHot: referenceColdOverHot, perSecond: ref.perSecond, floorP99ms: ref.floor.p99ms } };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
