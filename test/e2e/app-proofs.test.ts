@@ -6,8 +6,8 @@
 // timestampMs, policyOutcomeProof}` names its request (computeActivityFingerprint) and its signed
 // approvals (verifyStampSignature). The boot proof is signed by the signer key `sigil init` printed and
 // names the proofs' key, and `sigil verify-proofs` checks it all offline.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -144,6 +144,7 @@ describe('app proofs', () => {
     expect((await sdkServerClient(sigil).getLatestBootProof({ appName: 'sigil' })).bootProof.ephemeralPublicKeyHex).toBe(ephemeralKey);
 
     const dir = mkdtempSync(join(tmpdir(), 'sigil-proofs-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'activity.json'), JSON.stringify({ activity }));
     writeFileSync(join(dir, 'boot.json'), JSON.stringify({ bootProof }));
     const ok = runSigil(['verify-proofs', '--activity', join(dir, 'activity.json'), '--boot-proof', join(dir, 'boot.json'), '--signer', sigil.root.signerPublicKey], sigil.env);

@@ -17,11 +17,13 @@ import { openDatabase } from '../../../src/store/db.js';
 import { dropSchema } from '../../helpers/sigil.js';
 
 const live = process.env.SIGIL_TEST_DATABASE_URL;
-const dataDir = mkdtempSync(join(tmpdir(), 'sigil-conn-loss-'));
+// Made only when the tests run: on the SQLite pass they are skipped, and so is afterAll, which left
+// an empty directory behind on every such pass.
+const dataDir = live ? mkdtempSync(join(tmpdir(), 'sigil-conn-loss-')) : '';
 const schemas: string[] = [];
 
 afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   for (const url of schemas) await dropSchema(url);
 });
 
