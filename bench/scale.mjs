@@ -19,7 +19,9 @@
 //  5. reports the serving process's RSS;
 // and, in the same run, the reference server (bench/reference-server.mjs: stamp verify, secp256k1 sign,
 // one grouped durable SQLite write, a small answer) under the same hot load, so Sigil's hot sign rows
-// are also given as a ratio to it.
+// are also given as a ratio to it, and then under a cold load of as many end users as Sigil's cold
+// row (each end user's sealed key found by one index read), whose cold/hot ratio is what the stack
+// itself charges for a request nothing is cached for.
 //
 // `node bench/scale.mjs [--n 3000] [--bulk 0] [--bulk-processes 2] [--keep | --reuse <state>] [--stores sqlite,postgres]
 // [--duration-ms 5000] [--warmup-ms 10000]` runs it in full and writes bench/results/scale-<date>.json;
