@@ -62,6 +62,9 @@ function pacedAlone(url, requests, { durationMs, sigilPid, pgClient }) {
   return runLoad({ url, requests, concurrency: 1, durationMs: Math.max(durationMs, 5000), warmupMs: 500, sigilPid, pgClient, repeat: true, ratePerSecond: LOOKUP_PACE });
 }
 
+/** Server CPU per request of a runLoad result, with PostgreSQL's own on that store (Node + PostgreSQL). */
+const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
+
 /** A fresh P-256 API key, hex, as @turnkey/crypto's generateP256KeyPair gives it. */
 function apiKey() {
   const ecdh = createECDH('prime256v1');
@@ -331,7 +334,6 @@ async function storeRun(kind, { n, bulk, bulkProcesses, keep, reuse, durationMs,
       return prestamp(u.key, '/public/v1/submit/sign_raw_payload', 1, () => signBody(u.organizationId, u.address, k, 'c01d'))[0];
     });
     const cold = await runLoad({ url, requests: coldRequests, concurrency: CONCURRENCY, durationMs, warmupMs: 0, sigilPid: pid, pgClient: store.pgClient });
-    const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
     for (const [name, r] of [
       ['one hot organization', hot],
       [`a random end user of ${n + bulk}, each once (cold)`, cold],
@@ -460,7 +462,6 @@ export async function scaleRun({ n = 3000, bulk = 0, bulkProcesses = { sqlite: 1
   rows.push({ scenario: 'sign_raw_payload, reference server: cold / hot server CPU per request (the stack\'s own cost of a request nothing is cached for)', concurrency: CONCURRENCY, serverCpuUs: referenceColdOverHot });
   rows.push({ scenario: `the host's floor: an empty HTTP answer, alone, paced at ${LOOKUP_PACE}/s (as the lookups)`, concurrency: 1, requests: ref.floor.requests, errors: ref.floor.errors, p50ms: ref.floor.p50ms, p99ms: ref.floor.p99ms, serverCpuUs: ref.floor.serverCpuUs });
   for (const f of figures) f.hostFloorP99ms = ref.floor.p99ms;
-  const cpuOf = (r) => r.serverCpuUs + (r.postgresCpuUs ?? 0);
   for (const [kind, hot] of Object.entries(hots)) {
     const f = figures.find((x) => x.store === (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'));
     const storeName = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (Node + PostgreSQL)';
