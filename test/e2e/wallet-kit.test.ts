@@ -67,6 +67,8 @@ interface Call {
   path: string;
   status: number;
   body?: any;
+  /** Why Chromium gave up on a request that got no answer (status 0). */
+  error?: string;
 }
 
 /**
@@ -88,9 +90,14 @@ async function person(): Promise<{ context: BrowserContext; page: Page; calls: C
   });
   // Only Sigil's: the kit's success screen also loads an animation from lottie.host, which this
   // machine cannot reach and which is no business of Sigil's.
+  // A request the page cancelled itself is not one Sigil failed: a navigation (openApp after a
+  // logout) cancels the kit's wallet polls still in flight, and Chromium reports those as
+  // net::ERR_ABORTED, while a refused preflight is net::ERR_FAILED and a dropped connection
+  // net::ERR_EMPTY_RESPONSE or net::ERR_CONNECTION_RESET.
   page.on('requestfailed', (r) => {
     const u = new URL(r.url());
-    if (sigilOrigins.includes(u.origin)) calls.push({ method: r.method(), path: u.pathname, status: 0 });
+    const error = r.failure()?.errorText ?? '';
+    if (sigilOrigins.includes(u.origin) && error !== 'net::ERR_ABORTED') calls.push({ method: r.method(), path: u.pathname, status: 0, error });
   });
   await addVirtualAuthenticator(page);
   await openApp(page);
@@ -98,7 +105,7 @@ async function person(): Promise<{ context: BrowserContext; page: Page; calls: C
 }
 
 /** The calls Sigil refused or that never completed (a CORS failure shows as status 0). */
-const failed = (calls: Call[]) => calls.filter((c) => c.status === 0 || c.status >= 400).map((c) => `${c.method} ${c.path} ${c.status}`);
+const failed = (calls: Call[]) => calls.filter((c) => c.status === 0 || c.status >= 400).map((c) => `${c.method} ${c.path} ${c.status}${c.error ? ` ${c.error}` : ''}`);
 
 async function openApp(page: Page) {
   await page.goto(d.app.origin);
