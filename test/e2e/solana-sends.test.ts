@@ -213,6 +213,72 @@ describe('sol_send_transaction', () => {
     expect((await connection.getSignatureStatus((status as any).solana.signature)).value).toBeNull();
   });
 
+  // The tracker asks isBlockhashValid, then sends again. Between the two, the transaction may land
+  // and its blockhash expire: the re-send is refused with BlockhashNotFound, and the transaction is
+  // on chain all the same.
+  it('a re-send refused for its blockhash, of a transaction that landed meanwhile, is INCLUDED, not FAILED', async () => {
+    const to = Keypair.generate().publicKey;
+    node.hold();
+    let id: string;
+    try {
+      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_077_000 })]));
+      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
+    } finally {
+      node.onNextValidityCheck(() => {
+        node.release();
+        node.expireBlockhash();
+      });
+    }
+    // (released here too, so that a tracker that never asked cannot leave the node holding)
+    const status = await finalStatus(id).finally(() => node.release());
+    expect(status.txStatus).toBe('INCLUDED');
+    expect(await connection.getBalance(to)).toBe(1_077_000);
+  });
+
+  // A process that stopped after handing a send over but before recording BROADCASTING leaves it
+  // INITIALIZED; the next hand-over may find the blockhash gone and the transaction on chain.
+  it('a send left INITIALIZED that landed before its blockhash expired is INCLUDED when handed over again', async () => {
+    const to = Keypair.generate().publicKey;
+    node.hold();
+    let id: string;
+    try {
+      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_079_000 })]));
+      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
+      // As that process left it: the tracker hands over an INITIALIZED send only seconds after it was written.
+      await execSql(sigil, "update send_transactions set status = 'INITIALIZED', updated_at = ? where id = ?", [Date.now(), id]);
+    } finally {
+      node.release();
+    }
+    node.expireBlockhash();
+    expect(await connection.getBalance(to)).toBe(1_079_000);
+    const asked = node.calls.length;
+    await execSql(sigil, 'update send_transactions set updated_at = 0 where id = ?', [id]);
+    const status = await finalStatus(id);
+    expect(status.txStatus).toBe('INCLUDED');
+    // Found by the hand-over (refused for its blockhash, then looked up), not by following it.
+    expect(node.calls.slice(asked)).toEqual(expect.arrayContaining(['sendTransaction', 'getSignatureStatuses']));
+  });
+
+  it('a re-send refused for its blockhash, of a transaction that did not land, is FAILED as expired', async () => {
+    const to = Keypair.generate().publicKey;
+    node.hold();
+    let id: string;
+    try {
+      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_078_000 })]));
+      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
+    } finally {
+      node.onNextValidityCheck(() => {
+        node.expireBlockhash();
+        node.release();
+      });
+    }
+    const status = await finalStatus(id).finally(() => node.release());
+    expect(status.txStatus).toBe('FAILED');
+    expect(status.txError).toMatch(/^expired: /);
+    expect((status.error as any).solana.source).toBe('expiry');
+    expect(await connection.getBalance(to)).toBe(0);
+  });
+
   it('a program error refused at preflight is FAILED with the program logs', async () => {
     const to = Keypair.generate().publicKey;
     const fromAta = getAssociatedTokenAddressSync(mint.publicKey, payer);

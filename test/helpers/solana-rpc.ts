@@ -68,6 +68,11 @@ export interface SolanaNode {
   release(): void;
   /** Moves the cluster past the latest blockhash: transactions carrying an older one never land. */
   expireBlockhash(): void;
+  /**
+   * Runs `fn` once, right after the next isBlockhashValid has been answered: what the cluster does
+   * between a tracker's question and its next call (a held transaction landing, the blockhash expiring).
+   */
+  onNextValidityCheck(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,7 @@ export async function startSolanaNode(): Promise<SolanaNode> {
   let valid = new Set<string>([svm.latestBlockhash()]);
   let holding = false;
   const held: Uint8Array[] = [];
+  let afterValidityCheck: (() => void) | undefined;
   const calls: string[] = [];
   const slot = () => Number(svm.getClock().slot);
 
@@ -132,7 +138,13 @@ export async function startSolanaNode(): Promise<SolanaNode> {
       valid.add(blockhash);
       return { context: context(), value: { blockhash, lastValidBlockHeight: slot() + 150 } };
     },
-    isBlockhashValid: ([hash]) => ({ context: context(), value: valid.has(hash) }),
+    isBlockhashValid: ([hash]) => {
+      const answer = { context: context(), value: valid.has(hash) };
+      const then = afterValidityCheck;
+      afterValidityCheck = undefined;
+      then?.();
+      return answer;
+    },
     sendTransaction: ([encoded, opts]) => {
       const wire = new Uint8Array(Buffer.from(encoded, opts?.encoding === 'base64' ? 'base64' : 'binary'));
       const bytes = opts?.encoding === 'base64' ? wire : bs58.decode(encoded);
@@ -263,6 +275,7 @@ export async function startSolanaNode(): Promise<SolanaNode> {
       svm.expireBlockhash();
       valid = new Set([svm.latestBlockhash()]);
     },
+    onNextValidityCheck: (fn) => void (afterValidityCheck = fn),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -3,7 +3,8 @@
 //
 // Handing a recorded send to the node (sendTransaction with preflight): BROADCASTING when it takes it
 // (or already processed it), FAILED when preflight refuses it, with the program's logs; left as it is
-// when the node cannot be reached. Following it (getSignatureStatuses): INCLUDED once confirmed or
+// when the node cannot be reached. A refusal for an unknown blockhash is recorded only once the node
+// says the transaction is not on chain: it may have landed before its blockhash expired. Following it (getSignatureStatuses): INCLUDED once confirmed or
 // finalized without error; FAILED when it failed on chain (its logs from getTransaction); FAILED as
 // expired when the node says its blockhash is no longer valid (isBlockhashValid) and it has not
 // landed, since a Solana transaction lives only as long as its blockhash; otherwise sent again, as
@@ -34,9 +35,23 @@ export class SolanaTracking implements ChainTracking {
     if (!rpc) return;
     const answer = await handOver(() => rpc.sendTransaction(row.signed_transaction), row, this.deps.log);
     if (answer === 'unreachable') return;
-    if (answer !== 'taken' && !/already been processed|AlreadyProcessed/i.test(answer.message + JSON.stringify((answer as SolanaRpcError).data?.err ?? ''))) {
-      await this.deps.recorder.change(row, from, TX_STATUS.FAILED, { error: refusal(answer as SolanaRpcError) });
-      return;
+    if (answer !== 'taken') {
+      const said = answer.message + JSON.stringify((answer as SolanaRpcError).data?.err ?? '');
+      if (/BlockhashNotFound|blockhash not found/i.test(said)) {
+        // A node refuses a blockhash it no longer knows even for a transaction that landed before the
+        // blockhash expired: one sent before (follow's re-send, or a process that stopped before
+        // recording BROADCASTING) may be on chain, so the node is asked before anything is recorded.
+        if (await this.landed(rpc, row, from)) return;
+        // Not on chain. A re-send of one the node took before has expired (what follow() records);
+        // a first hand-over is the node's refusal.
+        const error = from === TX_STATUS.BROADCASTING ? expired(blockhashOf(row)) : refusal(answer as SolanaRpcError);
+        await this.deps.recorder.change(row, from, TX_STATUS.FAILED, { error });
+        return;
+      }
+      if (!/already been processed|AlreadyProcessed/i.test(said)) {
+        await this.deps.recorder.change(row, from, TX_STATUS.FAILED, { error: refusal(answer as SolanaRpcError) });
+        return;
+      }
     }
     if (from === TX_STATUS.INITIALIZED) await this.deps.recorder.change(row, from, TX_STATUS.BROADCASTING);
   }
@@ -49,29 +64,27 @@ export class SolanaTracking implements ChainTracking {
     const rpc = this.deps.rpcs.get(row.caip2);
     if (!rpc) return;
     if (await this.landed(rpc, row)) return;
-    const blockhash = base58.encode(parseSolanaTransaction(Buffer.from(row.signed_transaction, 'base64').toString('hex')).recentBlockhash);
+    const blockhash = blockhashOf(row);
     if (!(await rpc.isBlockhashValid(blockhash))) {
       // It may have landed between the two questions; otherwise it never will.
       if (await this.landed(rpc, row)) return;
-      await this.deps.recorder.change(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, {
-        error: {
-          message: `expired: the transaction's blockhash ${blockhash} is no longer valid and the transaction did not land`,
-          solana: { source: 'expiry', transactionErrorJson: JSON.stringify('BlockhashNotFound') },
-        },
-      });
+      await this.deps.recorder.change(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, { error: expired(blockhash) });
       return;
     }
     await this.broadcast(row, TX_STATUS.BROADCASTING);
   }
 
-  /** Whether the node has the transaction in a block, recording its outcome once it is confirmed. */
-  private async landed(rpc: SolanaRpc, row: SendTransactionRow): Promise<boolean> {
+  /**
+   * Whether the node has the transaction in a block, recording its outcome (from `from`) once it is
+   * confirmed; one found unconfirmed before it was recorded as BROADCASTING is recorded so now.
+   */
+  private async landed(rpc: SolanaRpc, row: SendTransactionRow, from: TxStatus = TX_STATUS.BROADCASTING): Promise<boolean> {
     const status = await rpc.signatureStatus(row.tx_hash);
     if (!status) return false;
     if (status.err !== null && status.err !== undefined) {
       const meta = await rpc.transactionMeta(row.tx_hash).catch(() => null);
       const logs = meta?.logMessages ?? [];
-      await this.deps.recorder.change(row, TX_STATUS.BROADCASTING, TX_STATUS.FAILED, {
+      await this.deps.recorder.change(row, from, TX_STATUS.FAILED, {
         error: {
           message: `the transaction failed on chain: ${JSON.stringify(status.err)}${logs.length ? `; logs: ${logs.slice(-5).join(' | ')}` : ''}`,
           solana: { source: 'execution', transactionErrorJson: JSON.stringify(status.err), logs },
@@ -80,10 +93,25 @@ export class SolanaTracking implements ChainTracking {
       return true;
     }
     if (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized') {
-      await this.deps.recorder.change(row, TX_STATUS.BROADCASTING, TX_STATUS.INCLUDED);
+      await this.deps.recorder.change(row, from, TX_STATUS.INCLUDED);
+    } else if (from === TX_STATUS.INITIALIZED) {
+      await this.deps.recorder.change(row, from, TX_STATUS.BROADCASTING);
     }
     return true;
   }
+}
+
+/** The recent blockhash the signed transaction carries, base58 as nodes name it. */
+function blockhashOf(row: SendTransactionRow): string {
+  return base58.encode(parseSolanaTransaction(Buffer.from(row.signed_transaction, 'base64').toString('hex')).recentBlockhash);
+}
+
+/** A send that was handed to the node and outlived its blockhash without landing. */
+function expired(blockhash: string): TxError {
+  return {
+    message: `expired: the transaction's blockhash ${blockhash} is no longer valid and the transaction did not land`,
+    solana: { source: 'expiry', transactionErrorJson: JSON.stringify('BlockhashNotFound') },
+  };
 }
 
 /** A node's refusal at preflight, as the send's error: its message, the transaction error and the program logs. */
