@@ -65,6 +65,23 @@ async function finalStatus(id: string) {
   }
 }
 
+/**
+ * A transfer of `lamports` to a new address, sent while the node holds what it is sent (it answers as
+ * a node that took it, and runs nothing): BROADCASTING when this returns, the node still holding.
+ */
+async function heldTransfer(lamports: number): Promise<{ id: string; to: PublicKey }> {
+  const to = Keypair.generate().publicKey;
+  node.hold();
+  try {
+    const id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports })]));
+    expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
+    return { id, to };
+  } catch (err) {
+    node.release();
+    throw err;
+  }
+}
+
 /** Runs a set-up transaction signed by local keys (not Sigil's), with the node's blockhash. */
 function setUp(instructions: TransactionInstruction[], signers: Keypair[]) {
   const tx = new Transaction({ feePayer: signers[0].publicKey, recentBlockhash: node.svm.latestBlockhash() }).add(...instructions);
@@ -194,17 +211,9 @@ describe('sol_send_transaction', () => {
   });
 
   it('a send whose blockhash expires before it lands is FAILED as expired', async () => {
-    const to = Keypair.generate().publicKey;
-    node.hold();
-    let id: string;
-    try {
-      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 99_000 })]));
-      const status = await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id });
-      expect(status.txStatus).toBe('BROADCASTING');
-      node.expireBlockhash();
-    } finally {
-      node.release();
-    }
+    const { id, to } = await heldTransfer(99_000);
+    node.expireBlockhash();
+    node.release();
     const status = await finalStatus(id);
     expect(status.txStatus).toBe('FAILED');
     expect(status.txError).toMatch(/^expired: /);
@@ -215,35 +224,37 @@ describe('sol_send_transaction', () => {
 
   // The tracker asks isBlockhashValid, then sends again. Between the two, the transaction may land
   // and its blockhash expire: the re-send is refused with BlockhashNotFound, and the transaction is
-  // on chain all the same.
+  // on chain all the same. (The node is released after the status too, so that a tracker that never
+  // asked cannot leave it holding.)
   it('a re-send refused for its blockhash, of a transaction that landed meanwhile, is INCLUDED, not FAILED', async () => {
-    const to = Keypair.generate().publicKey;
-    node.hold();
-    let id: string;
-    try {
-      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_077_000 })]));
-      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
-    } finally {
-      node.onNextValidityCheck(() => {
-        node.release();
-        node.expireBlockhash();
-      });
-    }
-    // (released here too, so that a tracker that never asked cannot leave the node holding)
+    const { id, to } = await heldTransfer(1_077_000);
+    node.onNextValidityCheck(() => {
+      node.release();
+      node.expireBlockhash();
+    });
     const status = await finalStatus(id).finally(() => node.release());
     expect(status.txStatus).toBe('INCLUDED');
     expect(await connection.getBalance(to)).toBe(1_077_000);
   });
 
+  it('a re-send refused for its blockhash, of a transaction that did not land, is FAILED as expired', async () => {
+    const { id, to } = await heldTransfer(1_078_000);
+    node.onNextValidityCheck(() => {
+      node.expireBlockhash();
+      node.release();
+    });
+    const status = await finalStatus(id).finally(() => node.release());
+    expect(status.txStatus).toBe('FAILED');
+    expect(status.txError).toMatch(/^expired: /);
+    expect((status.error as any).solana.source).toBe('expiry');
+    expect(await connection.getBalance(to)).toBe(0);
+  });
+
   // A process that stopped after handing a send over but before recording BROADCASTING leaves it
   // INITIALIZED; the next hand-over may find the blockhash gone and the transaction on chain.
   it('a send left INITIALIZED that landed before its blockhash expired is INCLUDED when handed over again', async () => {
-    const to = Keypair.generate().publicKey;
-    node.hold();
-    let id: string;
+    const { id, to } = await heldTransfer(1_079_000);
     try {
-      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_079_000 })]));
-      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
       // As that process left it: the tracker hands over an INITIALIZED send only seconds after it was written.
       await execSql(sigil, "update send_transactions set status = 'INITIALIZED', updated_at = ? where id = ?", [Date.now(), id]);
     } finally {
@@ -257,26 +268,6 @@ describe('sol_send_transaction', () => {
     expect(status.txStatus).toBe('INCLUDED');
     // Found by the hand-over (refused for its blockhash, then looked up), not by following it.
     expect(node.calls.slice(asked)).toEqual(expect.arrayContaining(['sendTransaction', 'getSignatureStatuses']));
-  });
-
-  it('a re-send refused for its blockhash, of a transaction that did not land, is FAILED as expired', async () => {
-    const to = Keypair.generate().publicKey;
-    node.hold();
-    let id: string;
-    try {
-      id = await send(unsigned([SystemProgram.transfer({ fromPubkey: payer, toPubkey: to, lamports: 1_078_000 })]));
-      expect((await httpClient(sigil).getSendTransactionStatus({ organizationId: orgId, sendTransactionStatusId: id })).txStatus).toBe('BROADCASTING');
-    } finally {
-      node.onNextValidityCheck(() => {
-        node.expireBlockhash();
-        node.release();
-      });
-    }
-    const status = await finalStatus(id).finally(() => node.release());
-    expect(status.txStatus).toBe('FAILED');
-    expect(status.txError).toMatch(/^expired: /);
-    expect((status.error as any).solana.source).toBe('expiry');
-    expect(await connection.getBalance(to)).toBe(0);
   });
 
   it('a program error refused at preflight is FAILED with the program logs', async () => {
