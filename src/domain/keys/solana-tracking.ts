@@ -4,11 +4,11 @@
 // Handing a recorded send to the node (sendTransaction with preflight): BROADCASTING when it takes it
 // (or already processed it), FAILED when preflight refuses it, with the program's logs; left as it is
 // when the node cannot be reached. A refusal for an unknown blockhash is recorded only once the node
-// says the transaction is not on chain: it may have landed before its blockhash expired. Following it (getSignatureStatuses): INCLUDED once confirmed or
-// finalized without error; FAILED when it failed on chain (its logs from getTransaction); FAILED as
-// expired when the node says its blockhash is no longer valid (isBlockhashValid) and it has not
-// landed, since a Solana transaction lives only as long as its blockhash; otherwise sent again, as
-// Solana nodes drop what they cannot place.
+// says the transaction is not on chain: it may have landed before its blockhash expired. Following it
+// (getSignatureStatuses): INCLUDED once confirmed or finalized without error; FAILED when it failed on
+// chain (its logs from getTransaction); FAILED as expired when the node says its blockhash is no
+// longer valid (isBlockhashValid) and it has not landed, since a Solana transaction lives only as
+// long as its blockhash; otherwise sent again, as Solana nodes drop what they cannot place.
 import { base58 } from '@scure/base';
 import { parseSolanaTransaction } from '../../chains/transactions.js';
 import type { SolanaRpc, SolanaRpcError } from '../../delivery/solana-rpc.js';
